@@ -1,0 +1,63 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ZodError } from 'zod';
+
+/** An error that maps to one HTTP answer in the spec's envelope. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly details = '',
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (details: string) => new ApiError(400, 'Invalid request', details);
+export const notFound = (kind?: string, name?: string) =>
+  new ApiError(404, kind ? `${kind} not found` : 'Not found', name ? `${kind} ${name} does not exist` : '');
+export const conflict = (message: string, details: string) => new ApiError(409, message, details);
+export const unavailable = (details: string) =>
+  new ApiError(503, 'Service unavailable', details, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+
+export const RETRY_AFTER_SECONDS = 5;
+
+/** `query.pageSize: Number must be less than or equal to 100; body.name: Required` */
+export function describeZodError(error: ZodError, where: string): string {
+  return error.issues
+    .map((issue) => `${[where, ...issue.path].join('.')}: ${issue.message}`)
+    .join('; ');
+}
+
+export function envelope(status: number, message: string, details: string) {
+  return { apiVersion: 'v1', kind: 'Error', error: { code: status, message, details } };
+}
+
+/** Errors no route claimed: unknown path. */
+export const notFoundHandler: RequestHandler = (req) => {
+  throw new ApiError(404, 'Not found', `no route for ${req.method} ${req.path}`);
+};
+
+const MONGO_OUTAGE = /^Mongo(Network|ServerSelection|NotConnected|Topology)/;
+
+/** The one place an error becomes an HTTP answer (DESIGN §4). Never leaks a stack trace. */
+export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
+  if (res.headersSent) return next(err);
+  const mapped = toApiError(err);
+  if (mapped.status >= 500) req.log?.error({ err }, 'request failed');
+  res.status(mapped.status).set(mapped.headers).json(envelope(mapped.status, mapped.message, mapped.details));
+};
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: string; status?: number; name?: string; message?: string; code?: string };
+  // body-parser errors
+  if (e.type === 'entity.parse.failed') return badRequest(`body: malformed JSON (${e.message})`);
+  if (e.type === 'entity.too.large') return new ApiError(413, 'Payload too large', 'the request body exceeds the limit');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new ApiError(415, 'Unsupported media type', e.message ?? '');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return new ApiError(e.status, 'Invalid request', e.message ?? '');
+  // backing services down
+  if (MONGO_OUTAGE.test(e.name ?? '') || e.message?.includes('buffering timed out')) return unavailable('MongoDB is unreachable');
+  if (e.name === 'ServiceError' || e.code === 'UNAVAILABLE' || e.name === 'TransportError') return unavailable('Temporal is unreachable');
+  return new ApiError(500, 'Internal error', 'the server could not complete the request');
+}

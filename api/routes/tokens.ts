@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { userRoleSchema } from '../../domain/roles';
+import { API_VERSION, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
+import { appendAudit } from '../../store/audit';
+import { createToken, listTokens, revokeToken, type TokenInfo } from '../../store/tokens';
+import { auditSource } from '../auth';
+import { notFound } from '../errors';
+import { route } from '../route';
+
+const tokenInfoSchema = z.object({
+  id: z.string(),
+  user: z.string(),
+  role: userRoleSchema,
+  createdAt: z.string().datetime(),
+  lastUsedAt: z.string().datetime().optional(),
+  revoked: z.boolean(),
+});
+const tokenSchema = z.object({ apiVersion: z.literal(API_VERSION), kind: z.literal('Token'), metadata: tokenInfoSchema, token: z.string() });
+
+const view = (t: TokenInfo) => ({ ...t, createdAt: t.createdAt.toISOString(), lastUsedAt: t.lastUsedAt?.toISOString() });
+
+/** Token management over the API (admin only, DESIGN §5). Token values are shown once, at creation. */
+export function tokenRoutes(basePath: string) {
+  return [
+    route({
+      method: 'post',
+      path: '/tokens',
+      summary: 'Create an API token (shown once)',
+      tag: 'Tokens',
+      role: 'admin',
+      body: z.object({ user: z.string().trim().min(1).max(200), role: userRoleSchema }).strict(),
+      responses: { 201: { description: 'created', schema: tokenSchema } },
+      handler: async ({ body, req }) => {
+        const { token, ...info } = await createToken(body.user, body.role);
+        await appendAudit({
+          action: 'token.create',
+          ...auditSource(req),
+          resource: info.id,
+          resourceType: 'Token',
+          namespace: '',
+          details: { tokenUser: info.user, tokenRole: info.role },
+        });
+        return {
+          status: 201,
+          headers: { Location: `${basePath}/tokens/${info.id}` },
+          body: { apiVersion: API_VERSION, kind: 'Token', metadata: view(info), token },
+        };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/tokens',
+      summary: 'List API tokens (never their values)',
+      tag: 'Tokens',
+      role: 'admin',
+      query: paginationQuery(PAGE_SIZE.max, PAGE_SIZE.default),
+      responses: { 200: { description: 'tokens', schema: listSchema('TokenList', tokenInfoSchema) } },
+      handler: async ({ query }) => {
+        const { items, totalCount } = await listTokens(query.page, query.pageSize);
+        return { body: listEnvelope('TokenList', items.map(view), totalCount, query.page, query.pageSize) };
+      },
+    }),
+    route({
+      method: 'delete',
+      path: '/tokens/{id}',
+      summary: 'Revoke an API token',
+      tag: 'Tokens',
+      role: 'admin',
+      responses: { 204: { description: 'revoked' }, 404: { description: 'no such token' } },
+      handler: async ({ params, req }) => {
+        const info = await revokeToken(params.id);
+        if (!info) throw notFound('Token', params.id);
+        await appendAudit({
+          action: 'token.revoke',
+          ...auditSource(req),
+          resource: info.id,
+          resourceType: 'Token',
+          namespace: '',
+          details: { tokenUser: info.user, tokenRole: info.role },
+        });
+        return { status: 204 };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,27 @@
+import { existsSync } from 'fs';
+import path from 'path';
+import { TOOLS_DIR } from '../paths';
+import { spawnServer, type ServerProcess } from './process';
+
+export interface EmbeddedMongo extends ServerProcess {
+  uri: string;
+}
+
+/**
+ * The MongoDB-wire server (mongo-java-server, DESIGN §3): in memory, or persisted to an H2 file.
+ * Port 0 picks a free port; the URI names the bound one.
+ */
+export async function startEmbeddedMongo(opts: { port?: number; h2File?: string; database?: string }): Promise<EmbeddedMongo> {
+  const classes = path.join(TOOLS_DIR, 'mongo/classes');
+  if (!existsSync(classes)) throw new Error('the MongoDB-wire server is not installed: run `npm run bootstrap`');
+  const args = ['-Xss1m', '-cp', `${path.join(TOOLS_DIR, 'mongo/lib/*')}${path.delimiter}${classes}`, 'MongoLauncher'];
+  args.push('--host', '127.0.0.1', '--port', String(opts.port ?? 0));
+  if (opts.h2File) args.push('--h2', opts.h2File);
+  let bound = '';
+  const server = await spawnServer('MongoDB-wire server', 'java', args, (line) => {
+    const m = /^LISTENING (\S+)$/.exec(line);
+    if (m) bound = m[1];
+    return Boolean(m);
+  });
+  return { ...server, uri: `mongodb://${bound}/${opts.database ?? 'foghorn'}` };
+}

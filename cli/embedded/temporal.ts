@@ -1,0 +1,32 @@
+import { existsSync } from 'fs';
+import path from 'path';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { TOOLS_DIR } from '../paths';
+import { spawnServer, type ServerProcess } from './process';
+
+export interface EmbeddedTemporal extends ServerProcess {
+  address: string;
+  uiUrl?: string;
+}
+
+const typeNames: Record<string, string> = { KEYWORD: 'Keyword', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList' };
+
+/**
+ * The Temporal CLI's dev server (DESIGN §3) with Foghorn's search attributes registered.
+ * `dbFile` persists workflows across restarts; without it they live in memory.
+ */
+export async function startEmbeddedTemporal(opts: { port: number; uiPort?: number; dbFile?: string; namespace?: string }): Promise<EmbeddedTemporal> {
+  const binary = path.join(TOOLS_DIR, 'temporal');
+  if (!existsSync(binary)) throw new Error('the Temporal CLI is not installed: run `npm run bootstrap`');
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
+  args.push(...(opts.uiPort ? ['--ui-port', String(opts.uiPort)] : ['--headless']));
+  args.push('--http-port', '0', '--metrics-port', '0');
+  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
+  for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
+  // The dev server prints its addresses once every service is up.
+  const server = await spawnServer('Temporal dev server', binary, args, (line) => /^Temporal Server:\s+\S+/.test(line), {
+    timeoutMs: 90_000,
+  });
+  return { ...server, address: `127.0.0.1:${opts.port}`, ...(opts.uiPort && { uiUrl: `http://127.0.0.1:${opts.uiPort}` }) };
+}

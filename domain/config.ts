@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable Foghorn reads, parsed once at start (DESIGN §3–5). A bad value
+ * stops the process with one line per bad variable, instead of failing later at first use.
+ */
+const port = z.coerce.number().int().min(0).max(65535);
+const listenAddress = z
+  .string()
+  .regex(/^([^:]*):(\d{1,5})$/, 'must look like ":8080" or "127.0.0.1:8080"')
+  .transform((text) => {
+    const i = text.lastIndexOf(':');
+    return { host: text.slice(0, i) || '0.0.0.0', port: Number(text.slice(i + 1)) };
+  });
+const optionalUrl = (protocols: RegExp) =>
+  z
+    .string()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(z.string().regex(protocols, 'must be a URL such as mongodb://host:27017/db').optional());
+
+export const configSchema = z.object({
+  FOGHORN_API_ADDR: listenAddress.default(':8080'),
+  FOGHORN_BASE_PATH: z
+    .string()
+    .regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must start with / and not end with /')
+    .default('/api/v1'),
+  FOGHORN_ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  FOGHORN_DATA_DIR: z.string().min(1).default('./data'),
+  FOGHORN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  FOGHORN_RATE_LIMIT: z.coerce.number().int().min(1).default(600),
+  FOGHORN_TASK_QUEUE: z.string().min(1).default('foghorn'),
+  FOGHORN_TEMPORAL_PORT: port.default(7233),
+  FOGHORN_TEMPORAL_UI_PORT: port.default(8233),
+  FOGHORN_MONGO_PORT: port.default(27017),
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must look like host:7233').optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  MONGODB_URI: optionalUrl(/^mongodb(\+srv)?:\/\//),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** Parses the environment; throws ConfigError listing every bad variable. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = configSchema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => `${issue.path.join('.')}=${JSON.stringify(env[String(issue.path[0])])}: ${issue.message}`),
+  );
+}

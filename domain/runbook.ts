@@ -1,0 +1,409 @@
+import { z } from "zod";
+import { DurationError, parseDuration } from "./duration";
+
+/**
+ * Runbooks: named, versioned lists of remediation steps that a remediation workflow runs
+ * against an incident's resource. This file is the single source of truth for their shape;
+ * the API, the store and the workflows all validate through these schemas.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Enumerations
+// ---------------------------------------------------------------------------------------------
+
+export const SEVERITIES = ["critical", "high", "medium", "low"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+export const severitySchema = z.enum(SEVERITIES);
+
+export const RUNBOOK_CATEGORIES = [
+  "oomkill",
+  "crashloop",
+  "latency",
+  "scaling",
+  "disk",
+  "network",
+  "custom",
+] as const;
+export type RunbookCategory = (typeof RUNBOOK_CATEGORIES)[number];
+export const runbookCategorySchema = z.enum(RUNBOOK_CATEGORIES);
+
+export const SIGNAL_TYPES = [
+  "OOMKilled",
+  "CrashLoopBackOff",
+  "ImagePullBackOff",
+  "PodNotReady",
+  "DeploymentFailing",
+  "HighLatency",
+  "HighErrorRate",
+  "HighCPU",
+  "HighMemory",
+  "DiskPressure",
+  "NetworkUnavailable",
+  "Custom",
+] as const;
+export type SignalType = (typeof SIGNAL_TYPES)[number];
+export const signalTypeSchema = z.enum(SIGNAL_TYPES);
+
+// A Record (not a switch) so adding a signal type without a category is a compile error.
+const SIGNAL_CATEGORY: Readonly<Record<SignalType, RunbookCategory>> = {
+  OOMKilled: "oomkill",
+  HighMemory: "oomkill",
+  CrashLoopBackOff: "crashloop",
+  PodNotReady: "crashloop",
+  DeploymentFailing: "crashloop",
+  HighLatency: "latency",
+  HighErrorRate: "latency",
+  HighCPU: "scaling",
+  DiskPressure: "disk",
+  NetworkUnavailable: "network",
+  // No dedicated category: image pulls are usually a bad release (see imagepull-rollback).
+  ImagePullBackOff: "custom",
+  Custom: "custom",
+};
+
+/** The runbook category an incident signal is matched against. */
+export function categoryForSignal(signal: SignalType): RunbookCategory {
+  return SIGNAL_CATEGORY[signal];
+}
+
+export const RESOURCE_KINDS = [
+  "Deployment",
+  "StatefulSet",
+  "DaemonSet",
+  "Pod",
+  "Node",
+] as const;
+export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+export const resourceKindSchema = z.enum(RESOURCE_KINDS);
+
+export const ACTION_TYPES = [
+  "RestartDeployment",
+  "ScaleDeployment",
+  "AdjustResources",
+  "RollbackDeployment",
+  "DeletePod",
+  "HttpRequest",
+  "RunScript",
+  "Wait",
+  "Notify",
+] as const;
+export type ActionType = (typeof ACTION_TYPES)[number];
+export const actionTypeSchema = z.enum(ACTION_TYPES);
+
+// ---------------------------------------------------------------------------------------------
+// Field validators shared by the action params
+// ---------------------------------------------------------------------------------------------
+
+// Kubernetes object names (RFC 1123 subdomain) and namespaces/containers (RFC 1123 label):
+// catching a typo here beats a 422 from the API server halfway through a remediation.
+const k8sName = z
+  .string()
+  .max(253)
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+    "must be a Kubernetes object name",
+  );
+const k8sLabel = z
+  .string()
+  .max(63)
+  .regex(
+    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    'must be a DNS label (lowercase alphanumerics and "-")',
+  );
+
+// Unsigned Kubernetes resource.Quantity, e.g. 512Mi, 1Gi, 500m, 2, 1.5, 1e3.
+const QUANTITY_RE =
+  /^(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/;
+const quantity = z
+  .string()
+  .regex(
+    QUANTITY_RE,
+    'must be a Kubernetes quantity such as "512Mi" or "500m"',
+  );
+
+const increasePercent = z.number().int().min(1).max(500);
+
+/** A positive Go time.Duration string ("90s", "2m30s"), checked with the same parser the workflows use. */
+const goDuration = z.string().superRefine((text, ctx) => {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (err) {
+    if (!(err instanceof DurationError)) throw err;
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: `must be a Go duration such as "30s" or "2m" (${err.message})`,
+    });
+    return;
+  }
+  if (ms <= 0)
+    ctx.addIssue({
+      code: z.ZodIssueCode.custom,
+      message: "must be a positive duration",
+    });
+});
+
+// Every target field is optional: absent means "the incident's own resource", which is what
+// lets one runbook serve every workload.
+const target = {
+  deployment: k8sName.optional(),
+  namespace: k8sLabel.optional(),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Actions
+// ---------------------------------------------------------------------------------------------
+
+/** One member of the action union; params are strict so a misspelt key fails instead of being ignored. */
+function action<T extends ActionType, P extends z.ZodTypeAny>(
+  type: T,
+  params: P,
+) {
+  return z
+    .object({
+      type: z.literal(type),
+      params,
+      description: z.string().max(500).optional(),
+    })
+    .strict();
+}
+
+const restartParams = z.object(target).strict();
+
+const scaleParams = z
+  .object({
+    ...target,
+    replicas: z.number().int().min(0).max(1000).optional(),
+    // Negative deltas scale in; zero would be a silent no-op, so it is rejected.
+    replicasDelta: z
+      .number()
+      .int()
+      .min(-1000)
+      .max(1000)
+      .refine((n) => n !== 0, "must not be 0")
+      .optional(),
+    // Ceiling for replicasDelta, so repeated attempts cannot scale without bound.
+    maxReplicas: z.number().int().min(1).max(1000).optional(),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    if (p.replicas === undefined && p.replicasDelta === undefined)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: 'one of "replicas" or "replicasDelta" is required',
+      });
+    if (p.replicas !== undefined && p.replicasDelta !== undefined)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message: '"replicas" and "replicasDelta" are mutually exclusive',
+      });
+    if (
+      p.replicas !== undefined &&
+      p.maxReplicas !== undefined &&
+      p.replicas > p.maxReplicas
+    )
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        path: ["replicas"],
+        message: 'must not exceed "maxReplicas"',
+      });
+  });
+
+const adjustParams = z
+  .object({
+    ...target,
+    container: k8sLabel.optional(), // absent = every container in the pod template
+    memoryLimit: quantity.optional(),
+    memoryLimitIncreasePercent: increasePercent.optional(),
+    cpuLimit: quantity.optional(),
+    cpuLimitIncreasePercent: increasePercent.optional(),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    const memory =
+      p.memoryLimit !== undefined || p.memoryLimitIncreasePercent !== undefined;
+    const cpu =
+      p.cpuLimit !== undefined || p.cpuLimitIncreasePercent !== undefined;
+    if (!memory && !cpu)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message:
+          "at least one of memoryLimit, memoryLimitIncreasePercent, cpuLimit, cpuLimitIncreasePercent is required",
+      });
+    // An absolute value and a relative one for the same resource contradict each other.
+    if (
+      p.memoryLimit !== undefined &&
+      p.memoryLimitIncreasePercent !== undefined
+    )
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message:
+          '"memoryLimit" and "memoryLimitIncreasePercent" are mutually exclusive',
+      });
+    if (p.cpuLimit !== undefined && p.cpuLimitIncreasePercent !== undefined)
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message:
+          '"cpuLimit" and "cpuLimitIncreasePercent" are mutually exclusive',
+      });
+  });
+
+const rollbackParams = z
+  .object({
+    ...target,
+    toRevision: z.number().int().min(1).optional(), // absent = the previous revision
+  })
+  .strict();
+
+const deletePodParams = z
+  .object({
+    pod: k8sName.optional(), // absent (with no labelSelector) = the incident's pod
+    namespace: k8sLabel.optional(),
+    labelSelector: z.string().min(1).max(1000).optional(),
+  })
+  .strict()
+  .refine((p) => p.pod === undefined || p.labelSelector === undefined, {
+    message: '"pod" and "labelSelector" are mutually exclusive',
+  });
+
+const httpParams = z
+  .object({
+    url: z
+      .string()
+      .url()
+      .refine(
+        (u) => /^https?:\/\//i.test(u),
+        "must be an http:// or https:// URL",
+      ),
+    method: z.enum(["GET", "POST", "PUT", "DELETE"]).default("GET"),
+    headers: z.record(z.string()).optional(),
+    body: z.string().optional(),
+    expectStatus: z.number().int().min(100).max(599).optional(),
+  })
+  .strict()
+  // fetch() throws on a GET with a body; fail at authoring time instead of at run time.
+  .refine((p) => !(p.method === "GET" && p.body !== undefined), {
+    message: "a GET request cannot have a body",
+    path: ["body"],
+  });
+
+const runScriptParams = z
+  .object({
+    script: z.string().min(1).max(10_000),
+    timeout: goDuration.optional(),
+  })
+  .strict();
+
+const waitParams = z.object({ duration: goDuration }).strict();
+
+export const NOTIFY_CHANNELS = [
+  "slack",
+  "pagerduty",
+  "webhook",
+  "chat",
+] as const;
+const notifyParams = z
+  .object({
+    channel: z.enum(NOTIFY_CHANNELS),
+    message: z.string().min(1),
+  })
+  .strict();
+
+export const actionSchema = z.discriminatedUnion("type", [
+  action("RestartDeployment", restartParams),
+  action("ScaleDeployment", scaleParams),
+  action("AdjustResources", adjustParams),
+  action("RollbackDeployment", rollbackParams),
+  action("DeletePod", deletePodParams),
+  action("HttpRequest", httpParams),
+  action("RunScript", runScriptParams),
+  action("Wait", waitParams),
+  action("Notify", notifyParams),
+]);
+export type RunbookAction = z.output<typeof actionSchema>;
+export type RunbookActionInput = z.input<typeof actionSchema>;
+/** The action of one type, e.g. `ActionOf<'Wait'>['params']['duration']`. */
+export type ActionOf<T extends ActionType> = Extract<
+  RunbookAction,
+  { type: T }
+>;
+
+// Compile-time check that the union and ACTION_TYPES list the same types.
+type SameKeys<A, B> = [A] extends [B]
+  ? [B] extends [A]
+    ? true
+    : never
+  : never;
+const _actionTypesMatch: SameKeys<RunbookAction["type"], ActionType> = true;
+void _actionTypesMatch;
+
+// ---------------------------------------------------------------------------------------------
+// Runbook spec
+// ---------------------------------------------------------------------------------------------
+
+/** Semantic Versioning 2.0.0, the regex recommended at semver.org (no leading "v"). */
+export const SEMVER_RE =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+
+/** Names are DNS labels so they can be used as Kubernetes label values and in URLs unescaped. */
+export const RUNBOOK_NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** An array whose entries must be distinct (a duplicate is always an authoring mistake). */
+function unique<T extends z.ZodTypeAny>(array: z.ZodArray<T>) {
+  return array.superRefine((items, ctx) => {
+    const seen = new Set<unknown>();
+    items.forEach((v, i) => {
+      if (seen.has(v))
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          path: [i],
+          message: `duplicate value ${JSON.stringify(v)}`,
+        });
+      seen.add(v);
+    });
+  });
+}
+
+// Kept a plain ZodObject (no top-level refinements) so .omit() can derive the update schema.
+export const runbookSpecSchema = z
+  .object({
+    name: z
+      .string()
+      .max(63)
+      .regex(
+        RUNBOOK_NAME_RE,
+        'must be a DNS label: lowercase alphanumerics and "-", starting and ending alphanumeric',
+      ),
+    category: runbookCategorySchema,
+    description: z.string().min(1).max(2000),
+    version: z
+      .string()
+      .regex(SEMVER_RE, 'must be a semantic version such as "1.0.0"'),
+    automated: z.boolean().default(true), // false = suggested to a human, never run by the system
+    approvalRequired: z.boolean().default(false), // true = a workflow waits for an approval first
+    severity: unique(
+      z.array(severitySchema).min(1, "must list at least one severity"),
+    ),
+    // Empty lists mean "no restriction" when matching an incident.
+    targets: z
+      .object({
+        signalTypes: unique(z.array(signalTypeSchema)).default([]),
+        resourceKinds: unique(z.array(resourceKindSchema)).default([]),
+      })
+      .strict()
+      .default({}),
+    steps: z
+      .array(actionSchema)
+      .min(1, "must have at least one step")
+      .max(50, "must have at most 50 steps"),
+    maxAttempts: z.number().int().min(1).max(10).default(3),
+  })
+  .strict();
+
+export type RunbookSpec = z.output<typeof runbookSpecSchema>;
+export type RunbookInput = z.input<typeof runbookSpecSchema>;
+
+/** PUT body: the whole spec except `name`, which comes from the path (a `name` key is rejected). */
+export const runbookUpdateSchema = runbookSpecSchema.omit({ name: true });
+export type RunbookUpdate = z.output<typeof runbookUpdateSchema>;
+export type RunbookUpdateInput = z.input<typeof runbookUpdateSchema>;

@@ -1,0 +1,4 @@
+/** Importing this registers every model, so connectMongo can create all indexes up front. */
+export * from './counter';
+export * from './token';
+export * from './audit-record';

