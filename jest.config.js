@@ -6,5 +6,5 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   maxWorkers: 2,
   testTimeout: 60_000,
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
 };

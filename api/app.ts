@@ -10,6 +10,7 @@ import { createMetrics, requestLogger } from './observability';
 import { mountRoutes, registerOpenApi, route, type AnyRoute } from './route';
 import { auditRoutes } from './routes/audit';
 import { healthRoutes } from './routes/health';
+import { runbookRoutes } from './routes/runbooks';
 import { tokenRoutes } from './routes/tokens';
 
 extendZodWithOpenApi(z);
@@ -48,7 +49,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use(requestLogger(options.logger), metrics.middleware);
 
   const rootRoutes = healthRoutes({ temporal: options.temporal, metrics: metrics.registry });
-  const apiRoutes: AnyRoute[] = [...tokenRoutes(options.basePath), ...auditRoutes()];
+  const apiRoutes: AnyRoute[] = [...tokenRoutes(options.basePath), ...auditRoutes(), ...runbookRoutes(options.basePath)];
   const openApiRoute = route({
     method: 'get',
     path: '/openapi.json',

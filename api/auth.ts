@@ -43,9 +43,14 @@ export function tokenRateLimit(perMinute: number): RequestHandler {
     legacyHeaders: false,
     keyGenerator: (req: Request) => req.principal?.tokenId ?? 'anonymous',
     handler: (req, _res, next) => {
-      const reset = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit?.resetTime?.getTime() ?? Date.now() + 60_000;
+      const reset =
+        (req as Request & { rateLimit?: RateLimitInfo }).rateLimit?.resetTime?.getTime() ?? Date.now() + 60_000;
       const retryAfter = String(Math.max(1, Math.ceil((reset - Date.now()) / 1000)));
-      next(new ApiError(429, 'Too many requests', `limit is ${perMinute} requests per minute per token`, { 'Retry-After': retryAfter }));
+      next(
+        new ApiError(429, 'Too many requests', `limit is ${perMinute} requests per minute per token`, {
+          'Retry-After': retryAfter,
+        }),
+      );
     },
   });
 }

@@ -24,9 +24,7 @@ export const RETRY_AFTER_SECONDS = 5;
 
 /** `query.pageSize: Number must be less than or equal to 100; body.name: Required` */
 export function describeZodError(error: ZodError, where: string): string {
-  return error.issues
-    .map((issue) => `${[where, ...issue.path].join('.')}: ${issue.message}`)
-    .join('; ');
+  return error.issues.map((issue) => `${[where, ...issue.path].join('.')}: ${issue.message}`).join('; ');
 }
 
 export function envelope(status: number, message: string, details: string) {
@@ -45,7 +43,10 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
   if (res.headersSent) return next(err);
   const mapped = toApiError(err);
   if (mapped.status >= 500) req.log?.error({ err }, 'request failed');
-  res.status(mapped.status).set(mapped.headers).json(envelope(mapped.status, mapped.message, mapped.details));
+  res
+    .status(mapped.status)
+    .set(mapped.headers)
+    .json(envelope(mapped.status, mapped.message, mapped.details));
 };
 
 function toApiError(err: unknown): ApiError {
@@ -53,11 +54,16 @@ function toApiError(err: unknown): ApiError {
   const e = err as { type?: string; status?: number; name?: string; message?: string; code?: string };
   // body-parser errors
   if (e.type === 'entity.parse.failed') return badRequest(`body: malformed JSON (${e.message})`);
-  if (e.type === 'entity.too.large') return new ApiError(413, 'Payload too large', 'the request body exceeds the limit');
-  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new ApiError(415, 'Unsupported media type', e.message ?? '');
-  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return new ApiError(e.status, 'Invalid request', e.message ?? '');
+  if (e.type === 'entity.too.large')
+    return new ApiError(413, 'Payload too large', 'the request body exceeds the limit');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
+    return new ApiError(415, 'Unsupported media type', e.message ?? '');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500)
+    return new ApiError(e.status, 'Invalid request', e.message ?? '');
   // backing services down
-  if (MONGO_OUTAGE.test(e.name ?? '') || e.message?.includes('buffering timed out')) return unavailable('MongoDB is unreachable');
-  if (e.name === 'ServiceError' || e.code === 'UNAVAILABLE' || e.name === 'TransportError') return unavailable('Temporal is unreachable');
+  if (MONGO_OUTAGE.test(e.name ?? '') || e.message?.includes('buffering timed out'))
+    return unavailable('MongoDB is unreachable');
+  if (e.name === 'ServiceError' || e.code === 'UNAVAILABLE' || e.name === 'TransportError')
+    return unavailable('Temporal is unreachable');
   return new ApiError(500, 'Internal error', 'the server could not complete the request');
 }

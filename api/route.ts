@@ -76,7 +76,14 @@ export function mountRoutes(router: Router, routes: AnyRoute[], guards: Guards):
       const principal = req.principal as Authenticated;
       const query = parse(spec.query, req.query, 'query');
       const body = parse(spec.body, req.body ?? {}, 'body');
-      const reply = await spec.handler({ query, body, params: req.params as Record<string, string>, principal, req, res });
+      const reply = await spec.handler({
+        query,
+        body,
+        params: req.params as Record<string, string>,
+        principal,
+        req,
+        res,
+      });
       if (!reply || res.headersSent) return;
       res.status(reply.status ?? 200).set(reply.headers ?? {});
       if (reply.body === undefined) res.end();

@@ -33,7 +33,10 @@ export const configSchema = z.object({
   FOGHORN_TEMPORAL_PORT: port.default(7233),
   FOGHORN_TEMPORAL_UI_PORT: port.default(8233),
   FOGHORN_MONGO_PORT: port.default(27017),
-  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d{1,5}$/, 'must look like host:7233').optional(),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:]+:\d{1,5}$/, 'must look like host:7233')
+    .optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   MONGODB_URI: optionalUrl(/^mongodb(\+srv)?:\/\//),
 });
@@ -51,6 +54,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = configSchema.safeParse(env);
   if (result.success) return result.data;
   throw new ConfigError(
-    result.error.issues.map((issue) => `${issue.path.join('.')}=${JSON.stringify(env[String(issue.path[0])])}: ${issue.message}`),
+    result.error.issues.map(
+      (issue) => `${issue.path.join('.')}=${JSON.stringify(env[String(issue.path[0])])}: ${issue.message}`,
+    ),
   );
 }

@@ -1,8 +1,4 @@
-import {
-  type RunbookInput,
-  type RunbookSpec,
-  runbookSpecSchema,
-} from "./runbook";
+import { type RunbookInput, type RunbookSpec, runbookSpecSchema } from './runbook';
 
 /**
  * Runbooks shipped with Foghorn, seeded into every installation. Each is parsed through
@@ -38,266 +34,263 @@ df -h "$HOST/var/lib" "$HOST/var/log"
 
 const LIBRARY: readonly RunbookInput[] = [
   {
-    name: "oomkill-raise-memory-limit",
-    category: "oomkill",
+    name: 'oomkill-raise-memory-limit',
+    category: 'oomkill',
     description:
-      "Containers are being OOMKilled or running close to their memory limit. Raises the memory limit " +
-      "by 50% and rolls the workload so new pods pick it up, then waits for them to settle. Treats the " +
-      "symptom: if the service leaks memory, the follow-up is a profile and a fix, not another raise.",
-    version: "1.0.0",
+      'Containers are being OOMKilled or running close to their memory limit. Raises the memory limit ' +
+      'by 50% and rolls the workload so new pods pick it up, then waits for them to settle. Treats the ' +
+      'symptom: if the service leaks memory, the follow-up is a profile and a fix, not another raise.',
+    version: '1.0.0',
     automated: true,
     approvalRequired: false,
-    severity: ["critical", "high", "medium"],
+    severity: ['critical', 'high', 'medium'],
     targets: {
-      signalTypes: ["OOMKilled", "HighMemory"],
-      resourceKinds: ["Deployment", "StatefulSet"],
+      signalTypes: ['OOMKilled', 'HighMemory'],
+      resourceKinds: ['Deployment', 'StatefulSet'],
     },
     steps: [
       {
-        type: "AdjustResources",
+        type: 'AdjustResources',
         params: { memoryLimitIncreasePercent: 50 },
-        description: "Raise the memory limit of every container by 50%",
+        description: 'Raise the memory limit of every container by 50%',
       },
       {
-        type: "RestartDeployment",
+        type: 'RestartDeployment',
         params: {},
-        description: "Roll pods so they start with the new limit",
+        description: 'Roll pods so they start with the new limit',
       },
       {
-        type: "Wait",
-        params: { duration: "2m" },
-        description: "Let the new pods warm up before re-checking",
+        type: 'Wait',
+        params: { duration: '2m' },
+        description: 'Let the new pods warm up before re-checking',
       },
     ],
     // Each attempt compounds the +50%; two raises (2.25x) is enough before a human should look.
     maxAttempts: 2,
   },
   {
-    name: "crashloop-restart-then-rollback",
-    category: "crashloop",
+    name: 'crashloop-restart-then-rollback',
+    category: 'crashloop',
     description:
-      "Pods are crash-looping or the rollout is not becoming ready. First tries a rolling restart, which " +
-      "clears transient causes (a dependency that was down at start-up, a stuck volume mount). If pods " +
-      "still fail after three minutes, rolls the deployment back to its previous revision, since a bad " +
-      "release is the most common cause of a crash loop that survives a restart.",
-    version: "1.0.0",
+      'Pods are crash-looping or the rollout is not becoming ready. First tries a rolling restart, which ' +
+      'clears transient causes (a dependency that was down at start-up, a stuck volume mount). If pods ' +
+      'still fail after three minutes, rolls the deployment back to its previous revision, since a bad ' +
+      'release is the most common cause of a crash loop that survives a restart.',
+    version: '1.0.0',
     automated: true,
     // Rolling back discards a release someone shipped on purpose: a human confirms first.
     approvalRequired: true,
-    severity: ["critical", "high"],
+    severity: ['critical', 'high'],
     targets: {
-      signalTypes: ["CrashLoopBackOff", "PodNotReady", "DeploymentFailing"],
-      resourceKinds: ["Deployment"],
+      signalTypes: ['CrashLoopBackOff', 'PodNotReady', 'DeploymentFailing'],
+      resourceKinds: ['Deployment'],
     },
     steps: [
       {
-        type: "RestartDeployment",
+        type: 'RestartDeployment',
         params: {},
-        description: "Rolling restart of the deployment",
+        description: 'Rolling restart of the deployment',
       },
       {
-        type: "Wait",
-        params: { duration: "3m" },
-        description: "Give new pods time to pass readiness",
+        type: 'Wait',
+        params: { duration: '3m' },
+        description: 'Give new pods time to pass readiness',
       },
       {
-        type: "RollbackDeployment",
+        type: 'RollbackDeployment',
         params: {},
-        description: "Roll back to the previous revision",
+        description: 'Roll back to the previous revision',
       },
     ],
     maxAttempts: 1,
   },
   {
-    name: "imagepull-rollback",
-    category: "crashloop",
+    name: 'imagepull-rollback',
+    category: 'crashloop',
     description:
-      "New pods cannot pull their image (ImagePullBackOff): usually a mistyped tag, an image that was " +
-      "never pushed, or expired registry credentials. Old pods keep serving while the rollout is stuck, " +
-      "so rolling back to the previous revision restores a clean state; then fix the image reference or " +
-      "pull secret and redeploy.",
-    version: "1.0.0",
+      'New pods cannot pull their image (ImagePullBackOff): usually a mistyped tag, an image that was ' +
+      'never pushed, or expired registry credentials. Old pods keep serving while the rollout is stuck, ' +
+      'so rolling back to the previous revision restores a clean state; then fix the image reference or ' +
+      'pull secret and redeploy.',
+    version: '1.0.0',
     automated: true,
     approvalRequired: true,
-    severity: ["critical", "high", "medium"],
+    severity: ['critical', 'high', 'medium'],
     targets: {
-      signalTypes: ["ImagePullBackOff"],
-      resourceKinds: ["Deployment"],
+      signalTypes: ['ImagePullBackOff'],
+      resourceKinds: ['Deployment'],
     },
     steps: [
       {
-        type: "RollbackDeployment",
+        type: 'RollbackDeployment',
         params: {},
-        description: "Roll back to the last revision whose image pulled",
+        description: 'Roll back to the last revision whose image pulled',
       },
       {
-        type: "Wait",
-        params: { duration: "2m" },
-        description: "Wait for the rolled-back pods to become ready",
+        type: 'Wait',
+        params: { duration: '2m' },
+        description: 'Wait for the rolled-back pods to become ready',
       },
       {
-        type: "Notify",
+        type: 'Notify',
         params: {
-          channel: "slack",
+          channel: 'slack',
           message:
-            "Rolled back after ImagePullBackOff. Check the image tag and the registry pull secret before redeploying.",
+            'Rolled back after ImagePullBackOff. Check the image tag and the registry pull secret before redeploying.',
         },
       },
     ],
     maxAttempts: 1,
   },
   {
-    name: "latency-scale-out",
-    category: "latency",
+    name: 'latency-scale-out',
+    category: 'latency',
     description:
-      "Request latency is above its SLO threshold. Adds two replicas (never beyond 20) to spread load, " +
-      "then waits five minutes for new pods to take traffic and the latency percentiles to catch up. " +
-      "If latency does not improve with capacity, the bottleneck is downstream (database, dependency) " +
-      "and needs investigation rather than more replicas.",
-    version: "1.0.0",
+      'Request latency is above its SLO threshold. Adds two replicas (never beyond 20) to spread load, ' +
+      'then waits five minutes for new pods to take traffic and the latency percentiles to catch up. ' +
+      'If latency does not improve with capacity, the bottleneck is downstream (database, dependency) ' +
+      'and needs investigation rather than more replicas.',
+    version: '1.0.0',
     automated: true,
     approvalRequired: false,
-    severity: ["critical", "high", "medium"],
-    targets: { signalTypes: ["HighLatency"], resourceKinds: ["Deployment"] },
+    severity: ['critical', 'high', 'medium'],
+    targets: { signalTypes: ['HighLatency'], resourceKinds: ['Deployment'] },
     steps: [
       {
-        type: "ScaleDeployment",
+        type: 'ScaleDeployment',
         params: { replicasDelta: 2, maxReplicas: 20 },
-        description: "Add two replicas",
+        description: 'Add two replicas',
       },
       {
-        type: "Wait",
-        params: { duration: "5m" },
-        description: "Let percentiles reflect the new capacity",
+        type: 'Wait',
+        params: { duration: '5m' },
+        description: 'Let percentiles reflect the new capacity',
       },
     ],
     maxAttempts: 3,
   },
   {
-    name: "latency-error-rate-rollback",
-    category: "latency",
+    name: 'latency-error-rate-rollback',
+    category: 'latency',
     description:
-      "The error rate is elevated. Rolls the deployment back to its previous revision, since a recent " +
-      "release is the usual cause of a sudden rise " +
-      "in 5xx responses. Requires approval because the error rate may come from a dependency, in which " +
-      "case a rollback does not help.",
-    version: "1.0.0",
+      'The error rate is elevated. Rolls the deployment back to its previous revision, since a recent ' +
+      'release is the usual cause of a sudden rise ' +
+      'in 5xx responses. Requires approval because the error rate may come from a dependency, in which ' +
+      'case a rollback does not help.',
+    version: '1.0.0',
     automated: true,
     approvalRequired: true,
-    severity: ["critical", "high"],
-    targets: { signalTypes: ["HighErrorRate"], resourceKinds: ["Deployment"] },
+    severity: ['critical', 'high'],
+    targets: { signalTypes: ['HighErrorRate'], resourceKinds: ['Deployment'] },
     steps: [
       {
-        type: "RollbackDeployment",
+        type: 'RollbackDeployment',
         params: {},
-        description: "Roll back to the previous revision",
+        description: 'Roll back to the previous revision',
       },
       {
-        type: "Wait",
-        params: { duration: "5m" },
-        description: "Let the error-rate window roll over",
+        type: 'Wait',
+        params: { duration: '5m' },
+        description: 'Let the error-rate window roll over',
       },
       {
-        type: "Notify",
+        type: 'Notify',
         params: {
-          channel: "chat",
-          message:
-            "Rolled back after an error-rate spike; review the last release before re-shipping it.",
+          channel: 'chat',
+          message: 'Rolled back after an error-rate spike; review the last release before re-shipping it.',
         },
       },
     ],
     maxAttempts: 1,
   },
   {
-    name: "scaling-cpu-scale-out",
-    category: "scaling",
+    name: 'scaling-cpu-scale-out',
+    category: 'scaling',
     description:
-      "Pods are saturating their CPU. Adds one replica at a time, up to 10, waiting three minutes " +
-      "between steps so each new pod is counted before the next decision. Meant for workloads without " +
-      "a HorizontalPodAutoscaler; where one exists, raise its maxReplicas instead, or the HPA will undo " +
-      "this change.",
-    version: "1.0.0",
+      'Pods are saturating their CPU. Adds one replica at a time, up to 10, waiting three minutes ' +
+      'between steps so each new pod is counted before the next decision. Meant for workloads without ' +
+      'a HorizontalPodAutoscaler; where one exists, raise its maxReplicas instead, or the HPA will undo ' +
+      'this change.',
+    version: '1.0.0',
     automated: true,
     approvalRequired: false,
-    severity: ["high", "medium"],
-    targets: { signalTypes: ["HighCPU"], resourceKinds: ["Deployment"] },
+    severity: ['high', 'medium'],
+    targets: { signalTypes: ['HighCPU'], resourceKinds: ['Deployment'] },
     steps: [
       {
-        type: "ScaleDeployment",
+        type: 'ScaleDeployment',
         params: { replicasDelta: 1, maxReplicas: 10 },
-        description: "Add one replica",
+        description: 'Add one replica',
       },
       {
-        type: "Wait",
-        params: { duration: "3m" },
-        description: "Wait for the new pod to share load",
+        type: 'Wait',
+        params: { duration: '3m' },
+        description: 'Wait for the new pod to share load',
       },
     ],
     maxAttempts: 5,
   },
   {
-    name: "disk-pressure-cleanup",
-    category: "disk",
+    name: 'disk-pressure-cleanup',
+    category: 'disk',
     description:
-      "A node reports DiskPressure and the kubelet will start evicting pods. Frees space by deleting " +
-      "rotated container logs, vacuuming the systemd journal to 500 MB and pruning unused images, then " +
-      "tells the on-call channel. If pressure returns quickly, find the pod writing to its writable " +
-      "layer or emptyDir and give it a volume or an ephemeral-storage limit.",
-    version: "1.0.0",
+      'A node reports DiskPressure and the kubelet will start evicting pods. Frees space by deleting ' +
+      'rotated container logs, vacuuming the systemd journal to 500 MB and pruning unused images, then ' +
+      'tells the on-call channel. If pressure returns quickly, find the pod writing to its writable ' +
+      'layer or emptyDir and give it a volume or an ephemeral-storage limit.',
+    version: '1.0.0',
     automated: true,
     approvalRequired: false,
-    severity: ["critical", "high", "medium"],
-    targets: { signalTypes: ["DiskPressure"], resourceKinds: ["Node"] },
+    severity: ['critical', 'high', 'medium'],
+    targets: { signalTypes: ['DiskPressure'], resourceKinds: ['Node'] },
     steps: [
       {
-        type: "RunScript",
-        params: { script: DISK_CLEANUP_SCRIPT, timeout: "10m" },
-        description: "Prune logs, journal and unused images on the node",
+        type: 'RunScript',
+        params: { script: DISK_CLEANUP_SCRIPT, timeout: '10m' },
+        description: 'Prune logs, journal and unused images on the node',
       },
       {
-        type: "Notify",
+        type: 'Notify',
         params: {
-          channel: "slack",
-          message:
-            "Ran disk cleanup on a node under DiskPressure; check the freed space in the run log.",
+          channel: 'slack',
+          message: 'Ran disk cleanup on a node under DiskPressure; check the freed space in the run log.',
         },
       },
     ],
     maxAttempts: 2,
   },
   {
-    name: "network-restart-pods",
-    category: "network",
+    name: 'network-restart-pods',
+    category: 'network',
     description:
-      "Workloads cannot reach services, most often because cluster DNS is failing. Deletes the CoreDNS " +
-      "pods so their Deployment recreates them with fresh upstream connections and caches, then posts " +
-      "to the incident chat. Needs approval: name resolution is briefly unavailable while the new pods " +
-      "start. If this does not help, look at the CNI agent on the affected nodes.",
-    version: "1.0.0",
+      'Workloads cannot reach services, most often because cluster DNS is failing. Deletes the CoreDNS ' +
+      'pods so their Deployment recreates them with fresh upstream connections and caches, then posts ' +
+      'to the incident chat. Needs approval: name resolution is briefly unavailable while the new pods ' +
+      'start. If this does not help, look at the CNI agent on the affected nodes.',
+    version: '1.0.0',
     automated: true,
     approvalRequired: true,
-    severity: ["critical", "high"],
+    severity: ['critical', 'high'],
     targets: {
-      signalTypes: ["NetworkUnavailable"],
-      resourceKinds: ["Pod", "Node"],
+      signalTypes: ['NetworkUnavailable'],
+      resourceKinds: ['Pod', 'Node'],
     },
     steps: [
       {
-        type: "DeletePod",
-        params: { namespace: "kube-system", labelSelector: "k8s-app=kube-dns" },
-        description: "Recreate the CoreDNS pods",
+        type: 'DeletePod',
+        params: { namespace: 'kube-system', labelSelector: 'k8s-app=kube-dns' },
+        description: 'Recreate the CoreDNS pods',
       },
       {
-        type: "Wait",
-        params: { duration: "1m" },
-        description: "Wait for CoreDNS to become ready",
+        type: 'Wait',
+        params: { duration: '1m' },
+        description: 'Wait for CoreDNS to become ready',
       },
       {
-        type: "Notify",
+        type: 'Notify',
         params: {
-          channel: "chat",
-          message:
-            "CoreDNS pods were restarted in response to a network reachability incident.",
+          channel: 'chat',
+          message: 'CoreDNS pods were restarted in response to a network reachability incident.',
         },
       },
     ],
@@ -308,12 +301,8 @@ const LIBRARY: readonly RunbookInput[] = [
 function load(input: RunbookInput): RunbookSpec {
   const result = runbookSpecSchema.safeParse(input);
   if (result.success) return result.data;
-  const issues = result.error.issues
-    .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
-    .join("; ");
+  const issues = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
   throw new Error(`built-in runbook "${input.name}" is invalid: ${issues}`);
 }
 
-export const BUILTIN_RUNBOOKS: readonly RunbookSpec[] = Object.freeze(
-  LIBRARY.map(load),
-);
+export const BUILTIN_RUNBOOKS: readonly RunbookSpec[] = Object.freeze(LIBRARY.map(load));

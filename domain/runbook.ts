@@ -1,5 +1,5 @@
-import { z } from "zod";
-import { DurationError, parseDuration } from "./duration";
+import { z } from 'zod';
+import { DurationError, parseDuration } from './duration';
 
 /**
  * Runbooks: named, versioned lists of remediation steps that a remediation workflow runs
@@ -11,54 +11,46 @@ import { DurationError, parseDuration } from "./duration";
 // Enumerations
 // ---------------------------------------------------------------------------------------------
 
-export const SEVERITIES = ["critical", "high", "medium", "low"] as const;
+export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 export const severitySchema = z.enum(SEVERITIES);
 
-export const RUNBOOK_CATEGORIES = [
-  "oomkill",
-  "crashloop",
-  "latency",
-  "scaling",
-  "disk",
-  "network",
-  "custom",
-] as const;
+export const RUNBOOK_CATEGORIES = ['oomkill', 'crashloop', 'latency', 'scaling', 'disk', 'network', 'custom'] as const;
 export type RunbookCategory = (typeof RUNBOOK_CATEGORIES)[number];
 export const runbookCategorySchema = z.enum(RUNBOOK_CATEGORIES);
 
 export const SIGNAL_TYPES = [
-  "OOMKilled",
-  "CrashLoopBackOff",
-  "ImagePullBackOff",
-  "PodNotReady",
-  "DeploymentFailing",
-  "HighLatency",
-  "HighErrorRate",
-  "HighCPU",
-  "HighMemory",
-  "DiskPressure",
-  "NetworkUnavailable",
-  "Custom",
+  'OOMKilled',
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'PodNotReady',
+  'DeploymentFailing',
+  'HighLatency',
+  'HighErrorRate',
+  'HighCPU',
+  'HighMemory',
+  'DiskPressure',
+  'NetworkUnavailable',
+  'Custom',
 ] as const;
 export type SignalType = (typeof SIGNAL_TYPES)[number];
 export const signalTypeSchema = z.enum(SIGNAL_TYPES);
 
 // A Record (not a switch) so adding a signal type without a category is a compile error.
 const SIGNAL_CATEGORY: Readonly<Record<SignalType, RunbookCategory>> = {
-  OOMKilled: "oomkill",
-  HighMemory: "oomkill",
-  CrashLoopBackOff: "crashloop",
-  PodNotReady: "crashloop",
-  DeploymentFailing: "crashloop",
-  HighLatency: "latency",
-  HighErrorRate: "latency",
-  HighCPU: "scaling",
-  DiskPressure: "disk",
-  NetworkUnavailable: "network",
+  OOMKilled: 'oomkill',
+  HighMemory: 'oomkill',
+  CrashLoopBackOff: 'crashloop',
+  PodNotReady: 'crashloop',
+  DeploymentFailing: 'crashloop',
+  HighLatency: 'latency',
+  HighErrorRate: 'latency',
+  HighCPU: 'scaling',
+  DiskPressure: 'disk',
+  NetworkUnavailable: 'network',
   // No dedicated category: image pulls are usually a bad release (see imagepull-rollback).
-  ImagePullBackOff: "custom",
-  Custom: "custom",
+  ImagePullBackOff: 'custom',
+  Custom: 'custom',
 };
 
 /** The runbook category an incident signal is matched against. */
@@ -66,26 +58,20 @@ export function categoryForSignal(signal: SignalType): RunbookCategory {
   return SIGNAL_CATEGORY[signal];
 }
 
-export const RESOURCE_KINDS = [
-  "Deployment",
-  "StatefulSet",
-  "DaemonSet",
-  "Pod",
-  "Node",
-] as const;
+export const RESOURCE_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Pod', 'Node'] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 export const resourceKindSchema = z.enum(RESOURCE_KINDS);
 
 export const ACTION_TYPES = [
-  "RestartDeployment",
-  "ScaleDeployment",
-  "AdjustResources",
-  "RollbackDeployment",
-  "DeletePod",
-  "HttpRequest",
-  "RunScript",
-  "Wait",
-  "Notify",
+  'RestartDeployment',
+  'ScaleDeployment',
+  'AdjustResources',
+  'RollbackDeployment',
+  'DeletePod',
+  'HttpRequest',
+  'RunScript',
+  'Wait',
+  'Notify',
 ] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];
 export const actionTypeSchema = z.enum(ACTION_TYPES);
@@ -99,27 +85,15 @@ export const actionTypeSchema = z.enum(ACTION_TYPES);
 const k8sName = z
   .string()
   .max(253)
-  .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
-    "must be a Kubernetes object name",
-  );
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a Kubernetes object name');
 const k8sLabel = z
   .string()
   .max(63)
-  .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
-    'must be a DNS label (lowercase alphanumerics and "-")',
-  );
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label (lowercase alphanumerics and "-")');
 
 // Unsigned Kubernetes resource.Quantity, e.g. 512Mi, 1Gi, 500m, 2, 1.5, 1e3.
-const QUANTITY_RE =
-  /^(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/;
-const quantity = z
-  .string()
-  .regex(
-    QUANTITY_RE,
-    'must be a Kubernetes quantity such as "512Mi" or "500m"',
-  );
+const QUANTITY_RE = /^(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/;
+const quantity = z.string().regex(QUANTITY_RE, 'must be a Kubernetes quantity such as "512Mi" or "500m"');
 
 const increasePercent = z.number().int().min(1).max(500);
 
@@ -139,7 +113,7 @@ const goDuration = z.string().superRefine((text, ctx) => {
   if (ms <= 0)
     ctx.addIssue({
       code: z.ZodIssueCode.custom,
-      message: "must be a positive duration",
+      message: 'must be a positive duration',
     });
 });
 
@@ -155,10 +129,7 @@ const target = {
 // ---------------------------------------------------------------------------------------------
 
 /** One member of the action union; params are strict so a misspelt key fails instead of being ignored. */
-function action<T extends ActionType, P extends z.ZodTypeAny>(
-  type: T,
-  params: P,
-) {
+function action<T extends ActionType, P extends z.ZodTypeAny>(type: T, params: P) {
   return z
     .object({
       type: z.literal(type),
@@ -180,7 +151,7 @@ const scaleParams = z
       .int()
       .min(-1000)
       .max(1000)
-      .refine((n) => n !== 0, "must not be 0")
+      .refine((n) => n !== 0, 'must not be 0')
       .optional(),
     // Ceiling for replicasDelta, so repeated attempts cannot scale without bound.
     maxReplicas: z.number().int().min(1).max(1000).optional(),
@@ -197,14 +168,10 @@ const scaleParams = z
         code: z.ZodIssueCode.custom,
         message: '"replicas" and "replicasDelta" are mutually exclusive',
       });
-    if (
-      p.replicas !== undefined &&
-      p.maxReplicas !== undefined &&
-      p.replicas > p.maxReplicas
-    )
+    if (p.replicas !== undefined && p.maxReplicas !== undefined && p.replicas > p.maxReplicas)
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
-        path: ["replicas"],
+        path: ['replicas'],
         message: 'must not exceed "maxReplicas"',
       });
   });
@@ -220,31 +187,24 @@ const adjustParams = z
   })
   .strict()
   .superRefine((p, ctx) => {
-    const memory =
-      p.memoryLimit !== undefined || p.memoryLimitIncreasePercent !== undefined;
-    const cpu =
-      p.cpuLimit !== undefined || p.cpuLimitIncreasePercent !== undefined;
+    const memory = p.memoryLimit !== undefined || p.memoryLimitIncreasePercent !== undefined;
+    const cpu = p.cpuLimit !== undefined || p.cpuLimitIncreasePercent !== undefined;
     if (!memory && !cpu)
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
         message:
-          "at least one of memoryLimit, memoryLimitIncreasePercent, cpuLimit, cpuLimitIncreasePercent is required",
+          'at least one of memoryLimit, memoryLimitIncreasePercent, cpuLimit, cpuLimitIncreasePercent is required',
       });
     // An absolute value and a relative one for the same resource contradict each other.
-    if (
-      p.memoryLimit !== undefined &&
-      p.memoryLimitIncreasePercent !== undefined
-    )
+    if (p.memoryLimit !== undefined && p.memoryLimitIncreasePercent !== undefined)
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
-        message:
-          '"memoryLimit" and "memoryLimitIncreasePercent" are mutually exclusive',
+        message: '"memoryLimit" and "memoryLimitIncreasePercent" are mutually exclusive',
       });
     if (p.cpuLimit !== undefined && p.cpuLimitIncreasePercent !== undefined)
       ctx.addIssue({
         code: z.ZodIssueCode.custom,
-        message:
-          '"cpuLimit" and "cpuLimitIncreasePercent" are mutually exclusive',
+        message: '"cpuLimit" and "cpuLimitIncreasePercent" are mutually exclusive',
       });
   });
 
@@ -271,20 +231,17 @@ const httpParams = z
     url: z
       .string()
       .url()
-      .refine(
-        (u) => /^https?:\/\//i.test(u),
-        "must be an http:// or https:// URL",
-      ),
-    method: z.enum(["GET", "POST", "PUT", "DELETE"]).default("GET"),
+      .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL'),
+    method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('GET'),
     headers: z.record(z.string()).optional(),
     body: z.string().optional(),
     expectStatus: z.number().int().min(100).max(599).optional(),
   })
   .strict()
   // fetch() throws on a GET with a body; fail at authoring time instead of at run time.
-  .refine((p) => !(p.method === "GET" && p.body !== undefined), {
-    message: "a GET request cannot have a body",
-    path: ["body"],
+  .refine((p) => !(p.method === 'GET' && p.body !== undefined), {
+    message: 'a GET request cannot have a body',
+    path: ['body'],
   });
 
 const runScriptParams = z
@@ -296,12 +253,7 @@ const runScriptParams = z
 
 const waitParams = z.object({ duration: goDuration }).strict();
 
-export const NOTIFY_CHANNELS = [
-  "slack",
-  "pagerduty",
-  "webhook",
-  "chat",
-] as const;
+export const NOTIFY_CHANNELS = ['slack', 'pagerduty', 'webhook', 'chat'] as const;
 const notifyParams = z
   .object({
     channel: z.enum(NOTIFY_CHANNELS),
@@ -309,32 +261,25 @@ const notifyParams = z
   })
   .strict();
 
-export const actionSchema = z.discriminatedUnion("type", [
-  action("RestartDeployment", restartParams),
-  action("ScaleDeployment", scaleParams),
-  action("AdjustResources", adjustParams),
-  action("RollbackDeployment", rollbackParams),
-  action("DeletePod", deletePodParams),
-  action("HttpRequest", httpParams),
-  action("RunScript", runScriptParams),
-  action("Wait", waitParams),
-  action("Notify", notifyParams),
+export const actionSchema = z.discriminatedUnion('type', [
+  action('RestartDeployment', restartParams),
+  action('ScaleDeployment', scaleParams),
+  action('AdjustResources', adjustParams),
+  action('RollbackDeployment', rollbackParams),
+  action('DeletePod', deletePodParams),
+  action('HttpRequest', httpParams),
+  action('RunScript', runScriptParams),
+  action('Wait', waitParams),
+  action('Notify', notifyParams),
 ]);
 export type RunbookAction = z.output<typeof actionSchema>;
 export type RunbookActionInput = z.input<typeof actionSchema>;
 /** The action of one type, e.g. `ActionOf<'Wait'>['params']['duration']`. */
-export type ActionOf<T extends ActionType> = Extract<
-  RunbookAction,
-  { type: T }
->;
+export type ActionOf<T extends ActionType> = Extract<RunbookAction, { type: T }>;
 
 // Compile-time check that the union and ACTION_TYPES list the same types.
-type SameKeys<A, B> = [A] extends [B]
-  ? [B] extends [A]
-    ? true
-    : never
-  : never;
-const _actionTypesMatch: SameKeys<RunbookAction["type"], ActionType> = true;
+type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _actionTypesMatch: SameKeys<RunbookAction['type'], ActionType> = true;
 void _actionTypesMatch;
 
 // ---------------------------------------------------------------------------------------------
@@ -370,20 +315,13 @@ export const runbookSpecSchema = z
     name: z
       .string()
       .max(63)
-      .regex(
-        RUNBOOK_NAME_RE,
-        'must be a DNS label: lowercase alphanumerics and "-", starting and ending alphanumeric',
-      ),
+      .regex(RUNBOOK_NAME_RE, 'must be a DNS label: lowercase alphanumerics and "-", starting and ending alphanumeric'),
     category: runbookCategorySchema,
     description: z.string().min(1).max(2000),
-    version: z
-      .string()
-      .regex(SEMVER_RE, 'must be a semantic version such as "1.0.0"'),
+    version: z.string().regex(SEMVER_RE, 'must be a semantic version such as "1.0.0"'),
     automated: z.boolean().default(true), // false = suggested to a human, never run by the system
     approvalRequired: z.boolean().default(false), // true = a workflow waits for an approval first
-    severity: unique(
-      z.array(severitySchema).min(1, "must list at least one severity"),
-    ),
+    severity: unique(z.array(severitySchema).min(1, 'must list at least one severity')),
     // Empty lists mean "no restriction" when matching an incident.
     targets: z
       .object({
@@ -392,10 +330,7 @@ export const runbookSpecSchema = z
       })
       .strict()
       .default({}),
-    steps: z
-      .array(actionSchema)
-      .min(1, "must have at least one step")
-      .max(50, "must have at most 50 steps"),
+    steps: z.array(actionSchema).min(1, 'must have at least one step').max(50, 'must have at most 50 steps'),
     maxAttempts: z.number().int().min(1).max(10).default(3),
   })
   .strict();

@@ -16,7 +16,10 @@ export const PAGE_SIZE = { default: 20, max: 100 } as const;
 export const AUDIT_PAGE_SIZE = { default: 50, max: 200 } as const;
 
 export const booleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');
-export const timestampQuery = z.string().datetime({ offset: true, message: 'must be an RFC 3339 timestamp' }).transform((v) => new Date(v));
+export const timestampQuery = z
+  .string()
+  .datetime({ offset: true, message: 'must be an RFC 3339 timestamp' })
+  .transform((v) => new Date(v));
 
 export const listMetadataSchema = z.object({
   totalCount: z.number().int(),

@@ -98,7 +98,13 @@ export async function verifyAuditChain(): Promise<ChainReport> {
         : auditChecksum(unsigned, previous) !== checksum
           ? 'checksum does not match content and chain'
           : undefined;
-    if (reason) return { intact: false, totalRecords, verifiedRecords: verified, firstBroken: { id: unsigned.id, seq: unsigned.seq, reason } };
+    if (reason)
+      return {
+        intact: false,
+        totalRecords,
+        verifiedRecords: verified,
+        firstBroken: { id: unsigned.id, seq: unsigned.seq, reason },
+      };
     previous = checksum;
     expectedSeq += 1;
     verified += 1;

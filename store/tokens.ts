@@ -15,7 +15,14 @@ export interface TokenInfo {
 }
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
-const info = (doc: { _id: Types.ObjectId; user: string; role: string; createdAt: Date; lastUsedAt?: Date | null; revoked: boolean }): TokenInfo => ({
+const info = (doc: {
+  _id: Types.ObjectId;
+  user: string;
+  role: string;
+  createdAt: Date;
+  lastUsedAt?: Date | null;
+  revoked: boolean;
+}): TokenInfo => ({
   id: doc._id.toHexString(),
   user: doc.user,
   role: doc.role as UserRole,
@@ -60,7 +67,13 @@ export async function verifyToken(token: string): Promise<TokenInfo | undefined>
 }
 
 export async function listTokens(page: number, pageSize: number): Promise<{ items: TokenInfo[]; totalCount: number }> {
-  const { items, totalCount } = await findPage<Parameters<typeof info>[0]>(Token, {}, { createdAt: -1 }, page, pageSize);
+  const { items, totalCount } = await findPage<Parameters<typeof info>[0]>(
+    Token,
+    {},
+    { createdAt: -1 },
+    page,
+    pageSize,
+  );
   return { items: items.map(info), totalCount };
 }
 

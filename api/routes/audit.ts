@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { auditActionSchema, type AuditRecord } from '../../domain/audit';
-import { API_VERSION, AUDIT_PAGE_SIZE, listEnvelope, listSchema, paginationQuery, timestampQuery } from '../../domain/schemas';
+import {
+  API_VERSION,
+  AUDIT_PAGE_SIZE,
+  listEnvelope,
+  listSchema,
+  paginationQuery,
+  timestampQuery,
+} from '../../domain/schemas';
 import { listAudit, verifyAuditChain } from '../../store/audit';
 import { route } from '../route';
 

@@ -15,9 +15,18 @@ const tokenInfoSchema = z.object({
   lastUsedAt: z.string().datetime().optional(),
   revoked: z.boolean(),
 });
-const tokenSchema = z.object({ apiVersion: z.literal(API_VERSION), kind: z.literal('Token'), metadata: tokenInfoSchema, token: z.string() });
+const tokenSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('Token'),
+  metadata: tokenInfoSchema,
+  token: z.string(),
+});
 
-const view = (t: TokenInfo) => ({ ...t, createdAt: t.createdAt.toISOString(), lastUsedAt: t.lastUsedAt?.toISOString() });
+const view = (t: TokenInfo) => ({
+  ...t,
+  createdAt: t.createdAt.toISOString(),
+  lastUsedAt: t.lastUsedAt?.toISOString(),
+});
 
 /** Token management over the API (admin only, DESIGN §5). Token values are shown once, at creation. */
 export function tokenRoutes(basePath: string) {

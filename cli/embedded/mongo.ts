@@ -11,7 +11,11 @@ export interface EmbeddedMongo extends ServerProcess {
  * The MongoDB-wire server (mongo-java-server, DESIGN §3): in memory, or persisted to an H2 file.
  * Port 0 picks a free port; the URI names the bound one.
  */
-export async function startEmbeddedMongo(opts: { port?: number; h2File?: string; database?: string }): Promise<EmbeddedMongo> {
+export async function startEmbeddedMongo(opts: {
+  port?: number;
+  h2File?: string;
+  database?: string;
+}): Promise<EmbeddedMongo> {
   const classes = path.join(TOOLS_DIR, 'mongo/classes');
   if (!existsSync(classes)) throw new Error('the MongoDB-wire server is not installed: run `npm run bootstrap`');
   const args = ['-Xss1m', '-cp', `${path.join(TOOLS_DIR, 'mongo/lib/*')}${path.delimiter}${classes}`, 'MongoLauncher'];

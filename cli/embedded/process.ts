@@ -42,7 +42,9 @@ export function spawnServer(
     createInterface({ input: child.stdout! }).on('line', onLine);
     createInterface({ input: child.stderr! }).on('line', onLine);
     child.once('error', (err) => fail(new Error(`${name} could not start: ${err.message}`)));
-    child.once('exit', (code, signal) => fail(new Error(`${name} exited (${signal ?? code}) before it was ready:\n${output.join('\n')}`)));
+    child.once('exit', (code, signal) =>
+      fail(new Error(`${name} exited (${signal ?? code}) before it was ready:\n${output.join('\n')}`)),
+    );
   });
 }
 

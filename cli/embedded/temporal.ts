@@ -9,13 +9,26 @@ export interface EmbeddedTemporal extends ServerProcess {
   uiUrl?: string;
 }
 
-const typeNames: Record<string, string> = { KEYWORD: 'Keyword', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList' };
+const typeNames: Record<string, string> = {
+  KEYWORD: 'Keyword',
+  TEXT: 'Text',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
+};
 
 /**
  * The Temporal CLI's dev server (DESIGN §3) with Foghorn's search attributes registered.
  * `dbFile` persists workflows across restarts; without it they live in memory.
  */
-export async function startEmbeddedTemporal(opts: { port: number; uiPort?: number; dbFile?: string; namespace?: string }): Promise<EmbeddedTemporal> {
+export async function startEmbeddedTemporal(opts: {
+  port: number;
+  uiPort?: number;
+  dbFile?: string;
+  namespace?: string;
+}): Promise<EmbeddedTemporal> {
   const binary = path.join(TOOLS_DIR, 'temporal');
   if (!existsSync(binary)) throw new Error('the Temporal CLI is not installed: run `npm run bootstrap`');
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
@@ -25,8 +38,18 @@ export async function startEmbeddedTemporal(opts: { port: number; uiPort?: numbe
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.
-  const server = await spawnServer('Temporal dev server', binary, args, (line) => /^Temporal Server:\s+\S+/.test(line), {
-    timeoutMs: 90_000,
-  });
-  return { ...server, address: `127.0.0.1:${opts.port}`, ...(opts.uiPort && { uiUrl: `http://127.0.0.1:${opts.uiPort}` }) };
+  const server = await spawnServer(
+    'Temporal dev server',
+    binary,
+    args,
+    (line) => /^Temporal Server:\s+\S+/.test(line),
+    {
+      timeoutMs: 90_000,
+    },
+  );
+  return {
+    ...server,
+    address: `127.0.0.1:${opts.port}`,
+    ...(opts.uiPort && { uiUrl: `http://127.0.0.1:${opts.uiPort}` }),
+  };
 }

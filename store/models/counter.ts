@@ -13,6 +13,9 @@ export const Counter = model(
  */
 export const NameClaim = model(
   'NameClaim',
-  new Schema({ _id: { type: String, required: true }, claimedAt: { type: Date, required: true } }, { versionKey: false }),
+  new Schema(
+    { _id: { type: String, required: true }, claimedAt: { type: Date, required: true } },
+    { versionKey: false },
+  ),
   'name_claims',
 );

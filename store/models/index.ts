@@ -2,3 +2,4 @@
 export * from './counter';
 export * from './token';
 export * from './audit-record';
+export * from './runbook';

@@ -62,12 +62,9 @@ describe('docker-compose.yml', () => {
     expect(compose).not.toHaveProperty('version');
   });
 
-  it.each(['mongodb', 'temporal', 'temporal-ui', 'api', 'worker', 'gateway'])(
-    'defines the %s service',
-    (name) => {
-      expect(services).toHaveProperty([name]);
-    },
-  );
+  it.each(['mongodb', 'temporal', 'temporal-ui', 'api', 'worker', 'gateway'])('defines the %s service', (name) => {
+    expect(services).toHaveProperty([name]);
+  });
 
   it.each([
     ['api', ['api']],
@@ -120,9 +117,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('registers every Foghorn search attribute as a Keyword in the one-shot service', () => {
-    const oneShot = Object.values(services).find((s) =>
-      asText(s.command).includes('operator search-attribute create'),
-    );
+    const oneShot = Object.values(services).find((s) => asText(s.command).includes('operator search-attribute create'));
     expect(oneShot).toBeDefined();
     const script = asText(oneShot!.command);
     expect(script).toMatch(/--type Keyword/);

@@ -1,0 +1,85 @@
+import { mkdir } from 'fs/promises';
+import path from 'path';
+import { createLogger } from '../api/observability';
+import type { Config } from '../domain/config';
+import { disconnectMongo } from '../store/connection';
+import { startEmbeddedMongo } from './embedded/mongo';
+import type { ServerProcess } from './embedded/process';
+import { startEmbeddedTemporal } from './embedded/temporal';
+import { closeServer, connectStore, connectTemporal, ensureAdminToken, startApi, startWorker } from './services';
+import { onShutdown } from './shutdown';
+
+/**
+ * `foghorn dev` (what `npm start` runs): the whole product on one host. Embedded Temporal dev
+ * server and MongoDB-wire server with data under FOGHORN_DATA_DIR, unless TEMPORAL_ADDRESS /
+ * MONGODB_URI point elsewhere; then the worker and the API in this process.
+ */
+export async function dev(config: Config): Promise<void> {
+  const logger = createLogger(config.FOGHORN_LOG_LEVEL);
+  const dataDir = path.resolve(config.FOGHORN_DATA_DIR);
+  await mkdir(dataDir, { recursive: true });
+  const children: ServerProcess[] = [];
+  const stopChildren = () => Promise.all(children.map((c) => c.stop()));
+  // Registered first so a failure half-way through start-up still stops what did start.
+  const steps: Array<() => Promise<unknown>> = [];
+  onShutdown([() => Promise.all(steps.map((s) => s())), stopChildren]);
+
+  try {
+    let mongoUri = config.MONGODB_URI;
+    if (!mongoUri) {
+      const mongo = await startEmbeddedMongo({
+        port: config.FOGHORN_MONGO_PORT,
+        h2File: path.join(dataDir, 'mongo.h2'),
+      });
+      children.push(mongo);
+      mongoUri = mongo.uri;
+    }
+    let temporalAddress = config.TEMPORAL_ADDRESS;
+    let temporalUi: string | undefined;
+    if (!temporalAddress) {
+      const temporal = await startEmbeddedTemporal({
+        port: config.FOGHORN_TEMPORAL_PORT,
+        uiPort: config.FOGHORN_TEMPORAL_UI_PORT,
+        dbFile: path.join(dataDir, 'temporal.db'),
+        namespace: config.TEMPORAL_NAMESPACE,
+      });
+      children.push(temporal);
+      temporalAddress = temporal.address;
+      temporalUi = temporal.uiUrl;
+    }
+
+    await connectStore(mongoUri);
+    const admin = await ensureAdminToken(config);
+    const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
+    const { worker, done } = await startWorker(config, temporalAddress);
+    const server = await startApi(config, logger, temporal);
+    steps.push(async () => {
+      await closeServer(server);
+      worker.shutdown();
+      await done;
+      await temporal.connection.close();
+      await disconnectMongo();
+    });
+
+    const { host, port } = config.FOGHORN_API_ADDR;
+    const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host;
+    console.log(
+      [
+        '',
+        'Foghorn is running.',
+        `  API:          http://${shownHost}:${port}${config.FOGHORN_BASE_PATH}`,
+        `  Health:       http://${shownHost}:${port}/readyz`,
+        `  Temporal UI:  ${temporalUi ?? '(external Temporal at ' + temporalAddress + ')'}`,
+        `  MongoDB:      ${mongoUri}`,
+        `  Admin token:  ${admin.token}`,
+        `                (from ${admin.source})`,
+        'Press Ctrl-C to stop.',
+        '',
+      ].join('\n'),
+    );
+  } catch (err) {
+    console.error(`foghorn dev failed to start: ${(err as Error).message}`);
+    await stopChildren();
+    process.exit(1);
+  }
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { createLogger } from '../api/observability';
+import { ConfigError, parseConfig, type Config } from '../domain/config';
+import { disconnectMongo } from '../store/connection';
+import { dev } from './dev';
+import {
+  closeServer,
+  connectStore,
+  connectTemporal,
+  DEFAULT_MONGODB_URI,
+  DEFAULT_TEMPORAL_ADDRESS,
+  ensureAdminToken,
+  startApi,
+  startWorker,
+} from './services';
+import { onShutdown } from './shutdown';
+import { tokenCommand } from './token';
+
+/** Parses the environment once; a bad variable stops the process with every problem listed. */
+function loadConfig(): Config {
+  try {
+    return parseConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+const program = new Command('foghorn').description('Foghorn incident operations').showHelpAfterError();
+
+program
+  .command('dev')
+  .description('run everything on this host: embedded Temporal + MongoDB-wire servers, worker and API')
+  .action(() => dev(loadConfig()));
+
+program
+  .command('api')
+  .description('run the HTTP API (MONGODB_URI and TEMPORAL_ADDRESS name the servers)')
+  .action(async () => {
+    const config = loadConfig();
+    const logger = createLogger(config.FOGHORN_LOG_LEVEL);
+    await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+    await ensureAdminToken(config);
+    const temporal = await connectTemporal(
+      config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS,
+      config.TEMPORAL_NAMESPACE,
+    );
+    const server = await startApi(config, logger, temporal);
+    logger.info({ addr: server.address() }, 'API listening');
+    onShutdown([() => closeServer(server), () => temporal.connection.close(), () => disconnectMongo()]);
+  });
+
+program
+  .command('worker')
+  .description('run a Temporal worker for Foghorn workflows and activities')
+  .action(async () => {
+    const config = loadConfig();
+    const logger = createLogger(config.FOGHORN_LOG_LEVEL);
+    await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+    const { worker, done } = await startWorker(config, config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS);
+    logger.info({ taskQueue: config.FOGHORN_TASK_QUEUE }, 'worker running');
+    onShutdown([async () => worker.shutdown(), () => done, () => disconnectMongo()]);
+  });
+
+program.addCommand(tokenCommand(loadConfig));
+
+program.parseAsync(process.argv).catch((err: Error) => {
+  console.error(`foghorn: ${err.message}`);
+  process.exit(1);
+});

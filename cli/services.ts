@@ -1,0 +1,78 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { mkdir, readFile, writeFile } from 'fs/promises';
+import type { Server } from 'http';
+import path from 'path';
+import type { Logger } from 'pino';
+import { createApp } from '../api/app';
+import type { Config } from '../domain/config';
+import { connectMongo } from '../store/connection';
+import { seedBuiltinRunbooks } from '../store/runbooks';
+import { generateToken, seedAdminToken } from '../store/tokens';
+import { createWorker } from '../worker/worker';
+
+/** Defaults when no embedded server runs and nothing is configured: a local install. */
+export const DEFAULT_MONGODB_URI = 'mongodb://127.0.0.1:27017/foghorn';
+export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
+
+/** Connects Mongoose and brings the store up to date (indexes, built-in runbooks). */
+export async function connectStore(uri: string): Promise<void> {
+  await connectMongo(uri);
+  await seedBuiltinRunbooks();
+}
+
+/**
+ * The admin token: FOGHORN_ADMIN_TOKEN when set, else the one kept in the data directory,
+ * else a new one written there (mode 600). Seeded into the token store each start.
+ */
+export async function ensureAdminToken(config: Config): Promise<{ token: string; source: string }> {
+  if (config.FOGHORN_ADMIN_TOKEN) {
+    await seedAdminToken(config.FOGHORN_ADMIN_TOKEN);
+    return { token: config.FOGHORN_ADMIN_TOKEN, source: 'FOGHORN_ADMIN_TOKEN' };
+  }
+  const file = path.resolve(config.FOGHORN_DATA_DIR, 'admin-token');
+  let token = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (!token) {
+    token = generateToken();
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, token + '\n', { mode: 0o600 });
+  }
+  await seedAdminToken(token);
+  return { token, source: file };
+}
+
+export async function connectTemporal(address: string, namespace: string): Promise<Client> {
+  const connection = await Connection.connect({ address });
+  return new Client({ connection, namespace });
+}
+
+export async function startApi(config: Config, logger: Logger, temporal: Client): Promise<Server> {
+  const app = createApp({
+    basePath: config.FOGHORN_BASE_PATH,
+    rateLimitPerMinute: config.FOGHORN_RATE_LIMIT,
+    logger,
+    temporal,
+  });
+  const { host, port } = config.FOGHORN_API_ADDR;
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, () => resolve(server)).once('error', reject);
+  });
+}
+
+export async function startWorker(config: Config, address: string): Promise<{ worker: Worker; done: Promise<void> }> {
+  const connection = await NativeConnection.connect({ address });
+  const worker = await createWorker({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    taskQueue: config.FOGHORN_TASK_QUEUE,
+  });
+  const done = worker.run().finally(() => connection.close());
+  return { worker, done };
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,79 @@
+import { Command } from 'commander';
+import { userRoleSchema } from '../domain/roles';
+import { connectMongo, disconnectMongo } from '../store/connection';
+import { appendAudit } from '../store/audit';
+import { createToken, listTokens, revokeToken } from '../store/tokens';
+import type { Config } from '../domain/config';
+import { DEFAULT_MONGODB_URI } from './services';
+
+/** Audit fields for actions taken on the machine itself through the CLI. */
+const cliSource = {
+  user: `cli:${process.env.USER ?? 'unknown'}`,
+  role: 'admin' as const,
+  sourceIP: 'internal',
+  userAgent: 'foghorn-cli',
+};
+
+async function withStore<T>(config: Config, fn: () => Promise<T>): Promise<T> {
+  await connectMongo(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+  try {
+    return await fn();
+  } finally {
+    await disconnectMongo();
+  }
+}
+
+/** `foghorn token create|list|revoke`: the same operations as the admin API, audited alike. */
+export function tokenCommand(config: () => Config): Command {
+  const token = new Command('token').description('manage API tokens (talks to MongoDB directly)');
+  token
+    .command('create')
+    .requiredOption('--user <user>', 'who the token is for')
+    .requiredOption('--role <role>', 'viewer | operator | admin')
+    .action((opts: { user: string; role: string }) =>
+      withStore(config(), async () => {
+        const role = userRoleSchema.parse(opts.role);
+        const { token: value, ...info } = await createToken(opts.user, role);
+        await appendAudit({
+          action: 'token.create',
+          ...cliSource,
+          resource: info.id,
+          resourceType: 'Token',
+          namespace: '',
+          details: { tokenUser: info.user, tokenRole: role },
+        });
+        console.log(
+          `id:    ${info.id}\nuser:  ${info.user}\nrole:  ${info.role}\ntoken: ${value}\n(shown once: store it now)`,
+        );
+      }),
+    );
+  token.command('list').action(() =>
+    withStore(config(), async () => {
+      const { items } = await listTokens(1, 1000);
+      for (const t of items) {
+        console.log(
+          `${t.id}  ${t.role.padEnd(8)} ${t.user.padEnd(24)} ${t.revoked ? 'revoked' : 'active '}  created ${t.createdAt.toISOString()}`,
+        );
+      }
+    }),
+  );
+  token
+    .command('revoke')
+    .argument('<id>', 'token id (from `token list`)')
+    .action((id: string) =>
+      withStore(config(), async () => {
+        const info = await revokeToken(id);
+        if (!info) throw new Error(`no token with id ${id}`);
+        await appendAudit({
+          action: 'token.revoke',
+          ...cliSource,
+          resource: info.id,
+          resourceType: 'Token',
+          namespace: '',
+          details: { tokenUser: info.user, tokenRole: info.role },
+        });
+        console.log(`revoked ${id} (${info.user}, ${info.role})`);
+      }),
+    );
+  return token;
+}
