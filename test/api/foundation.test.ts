@@ -18,7 +18,7 @@ describe('API foundation', () => {
 
   describe('authentication', () => {
     it('401s without a token, with a bad token and with a malformed header', async () => {
-      for (const headers of [{}, { authorization: 'Bearer fh_nope' }, { authorization: 'Basic abc' }]) {
+      for (const headers of [{}, { authorization: 'Bearer fh_nope' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
         const res = await api.call('GET', '/tokens', { token: null, headers });
         expect(res.status).toBe(401);
         expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
