@@ -9,7 +9,7 @@ import type { Config } from '../domain/config';
 import { connectMongo } from '../store/connection';
 import { seedBuiltinRunbooks } from '../store/runbooks';
 import { generateToken, seedAdminToken } from '../store/tokens';
-import { createWorker } from '../worker/worker';
+import { createWorker, installRuntime } from '../worker/worker';
 
 /** Defaults when no embedded server runs and nothing is configured: a local install. */
 export const DEFAULT_MONGODB_URI = 'mongodb://127.0.0.1:27017/foghorn';
@@ -60,6 +60,7 @@ export async function startApi(config: Config, logger: Logger, temporal: Client)
 }
 
 export async function startWorker(config: Config, address: string): Promise<{ worker: Worker; done: Promise<void> }> {
+  installRuntime(config.FOGHORN_LOG_LEVEL);
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
     connection,

@@ -12,12 +12,6 @@ const listenAddress = z
     const i = text.lastIndexOf(':');
     return { host: text.slice(0, i) || '0.0.0.0', port: Number(text.slice(i + 1)) };
   });
-const optionalUrl = (protocols: RegExp) =>
-  z
-    .string()
-    .optional()
-    .transform((v) => (v === '' ? undefined : v))
-    .pipe(z.string().regex(protocols, 'must be a URL such as mongodb://host:27017/db').optional());
 
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
@@ -38,7 +32,10 @@ export const configSchema = z.object({
     .regex(/^[^\s:]+:\d{1,5}$/, 'must look like host:7233')
     .optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-  MONGODB_URI: optionalUrl(/^mongodb(\+srv)?:\/\//),
+  MONGODB_URI: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must be a URL such as mongodb://host:27017/foghorn')
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -51,7 +48,9 @@ export class ConfigError extends Error {
 
 /** Parses the environment; throws ConfigError listing every bad variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
-  const result = configSchema.safeParse(env);
+  // An empty variable means unset, as `${VAR:-}` in compose files and CI templates produce.
+  const given = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+  const result = configSchema.safeParse(given);
   if (result.success) return result.data;
   throw new ConfigError(
     result.error.issues.map(

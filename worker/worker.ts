@@ -1,4 +1,4 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { activities as defaultActivities } from '../activities';
 
 export interface WorkerOptions {
@@ -8,6 +8,19 @@ export interface WorkerOptions {
   /** Tests may pass extra workflows (a bundle path) or activities; production uses the defaults. */
   workflowsPath?: string;
   activities?: object;
+}
+
+const temporalLevels: Record<string, LogLevel> = { fatal: 'ERROR', error: 'ERROR', warn: 'WARN', info: 'INFO', debug: 'DEBUG', trace: 'TRACE', silent: 'ERROR' };
+let runtimeInstalled = false;
+
+/**
+ * Configures the SDK runtime once per process: our log level, and no signal handlers of its
+ * own — the CLI owns SIGINT/SIGTERM and shuts the worker down in order with everything else.
+ */
+export function installRuntime(level: string): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger(temporalLevels[level] ?? 'INFO'), shutdownSignals: [] });
 }
 
 /** A worker running Foghorn's workflows and activities on one task queue. */
