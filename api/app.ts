@@ -49,7 +49,11 @@ export function createApp(options: AppOptions): express.Express {
   app.use(requestLogger(options.logger), metrics.middleware);
 
   const rootRoutes = healthRoutes({ temporal: options.temporal, metrics: metrics.registry });
-  const apiRoutes: AnyRoute[] = [...tokenRoutes(options.basePath), ...auditRoutes(), ...runbookRoutes(options.basePath)];
+  const apiRoutes: AnyRoute[] = [
+    ...tokenRoutes(options.basePath),
+    ...auditRoutes(),
+    ...runbookRoutes(options.basePath),
+  ];
   const openApiRoute = route({
     method: 'get',
     path: '/openapi.json',

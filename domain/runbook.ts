@@ -233,7 +233,7 @@ const httpParams = z
       .url()
       .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL'),
     method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('GET'),
-    headers: z.record(z.string()).optional(),
+    headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name'), z.string()).optional(),
     body: z.string().optional(),
     expectStatus: z.number().int().min(100).max(599).optional(),
   })

@@ -105,7 +105,11 @@ export interface RunbookUpdateResult {
  * Replaces the spec of runbook `name` (PUT semantics: fields left out of the body take their
  * defaults). Statistics, `builtin` and `createdAt` are kept. Undefined when there is no such runbook.
  */
-export async function updateRunbook(name: string, update: RunbookUpdate, now: Date = new Date()): Promise<RunbookUpdateResult | undefined> {
+export async function updateRunbook(
+  name: string,
+  update: RunbookUpdate,
+  now: Date = new Date(),
+): Promise<RunbookUpdateResult | undefined> {
   // One atomic read-modify: the `before` image is exactly what this write replaced.
   const before = await RunbookModel.findOneAndUpdate(
     { name },
@@ -121,7 +125,9 @@ export async function updateRunbook(name: string, update: RunbookUpdate, now: Da
 
 /** Deletes runbook `name`; returns what was deleted, or undefined when there was no such runbook. */
 export async function deleteRunbook(name: string): Promise<RunbookRecord | undefined> {
-  return (await RunbookModel.findOneAndDelete({ name }, { projection: RECORD_FIELDS }).lean<RunbookRecord>()) ?? undefined;
+  return (
+    (await RunbookModel.findOneAndDelete({ name }, { projection: RECORD_FIELDS }).lean<RunbookRecord>()) ?? undefined
+  );
 }
 
 /**

@@ -10,7 +10,15 @@ export interface WorkerOptions {
   activities?: object;
 }
 
-const temporalLevels: Record<string, LogLevel> = { fatal: 'ERROR', error: 'ERROR', warn: 'WARN', info: 'INFO', debug: 'DEBUG', trace: 'TRACE', silent: 'ERROR' };
+const temporalLevels: Record<string, LogLevel> = {
+  fatal: 'ERROR',
+  error: 'ERROR',
+  warn: 'WARN',
+  info: 'INFO',
+  debug: 'DEBUG',
+  trace: 'TRACE',
+  silent: 'ERROR',
+};
 let runtimeInstalled = false;
 
 /**

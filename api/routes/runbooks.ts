@@ -11,7 +11,14 @@ import {
 } from '../../domain/runbook';
 import { API_VERSION, booleanQuery, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
 import { appendAudit } from '../../store/audit';
-import { createRunbook, deleteRunbook, getRunbook, listRunbooks, updateRunbook, type RunbookRecord } from '../../store/runbooks';
+import {
+  createRunbook,
+  deleteRunbook,
+  getRunbook,
+  listRunbooks,
+  updateRunbook,
+  type RunbookRecord,
+} from '../../store/runbooks';
 import { auditSource } from '../auth';
 import { conflict, notFound } from '../errors';
 import { route } from '../route';
@@ -154,7 +161,10 @@ export function runbookRoutes(basePath: string) {
       summary: 'Get a runbook',
       tag: 'Runbooks',
       role: 'viewer',
-      responses: { 200: { description: 'the runbook', schema: runbookDetailSchema }, 404: { description: 'no such runbook' } },
+      responses: {
+        200: { description: 'the runbook', schema: runbookDetailSchema },
+        404: { description: 'no such runbook' },
+      },
       handler: async ({ params }) => {
         const runbook = await getRunbook(params.name);
         if (!runbook) throw notFound(KIND, params.name);
@@ -175,7 +185,9 @@ export function runbookRoutes(basePath: string) {
       handler: async ({ body, req }) => {
         const result = await createRunbook(body);
         if (!result.created) {
-          const since = result.existing ? ` (${result.existing.builtin ? 'built-in, ' : ''}created ${result.existing.createdAt.toISOString()})` : '';
+          const since = result.existing
+            ? ` (${result.existing.builtin ? 'built-in, ' : ''}created ${result.existing.createdAt.toISOString()})`
+            : '';
           throw conflict('Runbook already exists', `runbook ${body.name} already exists${since}`);
         }
         const { runbook } = result;
@@ -201,7 +213,10 @@ export function runbookRoutes(basePath: string) {
       tag: 'Runbooks',
       role: 'admin',
       body: runbookUpdateSchema,
-      responses: { 200: { description: 'updated', schema: runbookDetailSchema }, 404: { description: 'no such runbook' } },
+      responses: {
+        200: { description: 'updated', schema: runbookDetailSchema },
+        404: { description: 'no such runbook' },
+      },
       handler: async ({ params, body, req }) => {
         const result = await updateRunbook(params.name, body);
         if (!result) throw notFound(KIND, params.name);

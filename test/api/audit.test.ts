@@ -39,7 +39,9 @@ describe('audit log', () => {
     const script = path.join(__dirname, '../fixtures/audit-writer.ts');
     await Promise.all(
       ['p1', 'p2', 'p3'].map((label) =>
-        run(process.execPath, ['-r', 'ts-node/register/transpile-only', script, api.mongo.uri, '15', label], { timeout: 60_000 }),
+        run(process.execPath, ['-r', 'ts-node/register/transpile-only', script, api.mongo.uri, '15', label], {
+          timeout: 60_000,
+        }),
       ),
     );
     const report = await verifyAuditChain();
@@ -47,7 +49,9 @@ describe('audit log', () => {
   }, 90_000);
 
   it('allocates unique names under concurrency', async () => {
-    const names = await Promise.all(Array.from({ length: 60 }, () => allocateName('INC', new Date('2026-03-04T05:06:07Z'))));
+    const names = await Promise.all(
+      Array.from({ length: 60 }, () => allocateName('INC', new Date('2026-03-04T05:06:07Z'))),
+    );
     expect(new Set(names).size).toBe(60);
     for (const n of names) expect(n).toMatch(/^INC-20260304-\d{3,}$/);
   });
@@ -60,7 +64,20 @@ describe('audit log', () => {
     expect(all.body.items.length).toBe(Math.min(200, all.body.metadata.totalCount));
     expect(seqs.length).toBeGreaterThan(0);
     const first = all.body.items[0];
-    for (const field of ['id', 'timestamp', 'action', 'user', 'role', 'resource', 'resourceType', 'namespace', 'details', 'sourceIP', 'userAgent', 'checksum']) {
+    for (const field of [
+      'id',
+      'timestamp',
+      'action',
+      'user',
+      'role',
+      'resource',
+      'resourceType',
+      'namespace',
+      'details',
+      'sourceIP',
+      'userAgent',
+      'checksum',
+    ]) {
       expect(first).toHaveProperty(field);
     }
 
@@ -91,7 +108,11 @@ describe('audit log', () => {
   ])('rejects %s with 400 naming the field', async (qs, field) => {
     const res = await api.call('GET', `/audit?${qs}`);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ apiVersion: 'v1', kind: 'Error', error: { code: 400, message: 'Invalid request', details: expect.stringContaining(field) } });
+    expect(res.body).toEqual({
+      apiVersion: 'v1',
+      kind: 'Error',
+      error: { code: 400, message: 'Invalid request', details: expect.stringContaining(field) },
+    });
   });
 
   it('is for operators and up; verification is for admins', async () => {
@@ -117,6 +138,9 @@ describe('audit log', () => {
     expect((await api.call('GET', '/audit/verify')).body.status.intact).toBe(true);
     await AuditRecordModel.deleteOne({ _id: victim!._id });
     const gap = await api.call('GET', '/audit/verify');
-    expect(gap.body.status).toMatchObject({ intact: false, firstBroken: { seq: victim!.seq + 1, reason: expect.stringContaining('missing') } });
+    expect(gap.body.status).toMatchObject({
+      intact: false,
+      firstBroken: { seq: victim!.seq + 1, reason: expect.stringContaining('missing') },
+    });
   });
 });

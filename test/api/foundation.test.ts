@@ -18,7 +18,10 @@ describe('API foundation', () => {
 
   describe('authentication', () => {
     it('401s without a token, with a bad token and with a malformed header', async () => {
-      for (const headers of [{}, { authorization: 'Bearer fh_nope' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
+      for (const headers of [{}, { authorization: 'Bearer fh_nope' }, { authorization: 'Basic abc' }] as Record<
+        string,
+        string
+      >[]) {
         const res = await api.call('GET', '/tokens', { token: null, headers });
         expect(res.status).toBe(401);
         expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
@@ -29,7 +32,11 @@ describe('API foundation', () => {
     it('creates, lists and revokes tokens (admin only), never showing stored values, all audited', async () => {
       const created = await api.call('POST', '/tokens', { body: { user: 'alice', role: 'operator' } });
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ apiVersion: 'v1', kind: 'Token', metadata: { user: 'alice', role: 'operator', revoked: false } });
+      expect(created.body).toMatchObject({
+        apiVersion: 'v1',
+        kind: 'Token',
+        metadata: { user: 'alice', role: 'operator', revoked: false },
+      });
       expect(created.body.token).toMatch(/^fh_[A-Za-z0-9_-]{43}$/);
       const id = created.body.metadata.id;
       expect(created.headers.get('location')).toBe(`/api/v1/tokens/${id}`);
@@ -42,7 +49,9 @@ describe('API foundation', () => {
       expect(list.text).not.toContain(alice);
       expect(list.text).not.toContain('hash');
 
-      expect((await api.call('POST', '/tokens', { token: alice, body: { user: 'x', role: 'admin' } })).status).toBe(403);
+      expect((await api.call('POST', '/tokens', { token: alice, body: { user: 'x', role: 'admin' } })).status).toBe(
+        403,
+      );
       expect((await api.call('DELETE', `/tokens/${id}`)).status).toBe(204);
       const after = await api.call('GET', '/audit', { token: alice });
       expect(after.status).toBe(401);
@@ -51,7 +60,12 @@ describe('API foundation', () => {
 
       const audit = await api.call('GET', '/audit?resource=' + id);
       expect(audit.body.items.map((r: { action: string }) => r.action)).toEqual(['token.revoke', 'token.create']);
-      expect(audit.body.items[0]).toMatchObject({ user: 'admin-user', role: 'admin', resourceType: 'Token', sourceIP: expect.any(String) });
+      expect(audit.body.items[0]).toMatchObject({
+        user: 'admin-user',
+        role: 'admin',
+        resourceType: 'Token',
+        sourceIP: expect.any(String),
+      });
     });
 
     it('rejects a token body with an unknown role or extra fields', async () => {
@@ -64,7 +78,10 @@ describe('API foundation', () => {
 
   describe('error statuses', () => {
     it('400s malformed JSON', async () => {
-      const res = await api.call('POST', '/tokens', { rawBody: '{"user": ', headers: { 'content-type': 'application/json' } });
+      const res = await api.call('POST', '/tokens', {
+        rawBody: '{"user": ',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.status).toBe(400);
       expect(res.body).toEqual(errorBody(400, 'Invalid request'));
       expect(res.body.error.details).toContain('malformed JSON');
@@ -90,7 +107,10 @@ describe('API foundation', () => {
     });
 
     it('415s bodies that are not JSON', async () => {
-      const res = await api.call('POST', '/tokens', { rawBody: 'user=bob', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const res = await api.call('POST', '/tokens', {
+        rawBody: 'user=bob',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(res.status).toBe(415);
       expect(res.body).toEqual(errorBody(415, 'Unsupported media type'));
     });
@@ -124,7 +144,9 @@ describe('API foundation', () => {
       await api.call('GET', '/tokens');
       const res = await api.call('GET', '/metrics', { token: null });
       expect(res.status).toBe(200);
-      expect(res.text).toMatch(/foghorn_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/tokens",status="200"\} \d+/);
+      expect(res.text).toMatch(
+        /foghorn_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/tokens",status="200"\} \d+/,
+      );
       expect(res.text).toContain('process_cpu_user_seconds_total');
     });
 
@@ -133,7 +155,17 @@ describe('API foundation', () => {
       expect(res.status).toBe(200);
       expect(res.body.openapi).toBe('3.1.0');
       const paths = Object.keys(res.body.paths);
-      for (const p of ['/healthz', '/readyz', '/metrics', '/api/v1/tokens', '/api/v1/tokens/{id}', '/api/v1/audit', '/api/v1/audit/verify', '/api/v1/runbooks', '/api/v1/runbooks/{name}']) {
+      for (const p of [
+        '/healthz',
+        '/readyz',
+        '/metrics',
+        '/api/v1/tokens',
+        '/api/v1/tokens/{id}',
+        '/api/v1/audit',
+        '/api/v1/audit/verify',
+        '/api/v1/runbooks',
+        '/api/v1/runbooks/{name}',
+      ]) {
         expect(paths).toContain(p);
       }
       expect(res.body.paths['/api/v1/audit'].get.parameters.map((p: { name: string }) => p.name)).toEqual(

@@ -9,7 +9,11 @@ describe('when MongoDB goes away', () => {
       const res = await api.call('GET', '/audit');
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('5');
-      expect(res.body).toEqual({ apiVersion: 'v1', kind: 'Error', error: { code: 503, message: 'Service unavailable', details: expect.stringContaining('MongoDB') } });
+      expect(res.body).toEqual({
+        apiVersion: 'v1',
+        kind: 'Error',
+        error: { code: 503, message: 'Service unavailable', details: expect.stringContaining('MongoDB') },
+      });
       const ready = await api.call('GET', '/readyz', { token: null });
       expect(ready.status).toBe(503);
       expect(ready.body.error.details).toContain('mongodb');

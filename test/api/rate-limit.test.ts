@@ -12,7 +12,11 @@ describe('per-token rate limit', () => {
     const res = await api.call('GET', '/tokens');
     expect(res.status).toBe(429);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(res.body).toEqual({ apiVersion: 'v1', kind: 'Error', error: { code: 429, message: 'Too many requests', details: expect.any(String) } });
+    expect(res.body).toEqual({
+      apiVersion: 'v1',
+      kind: 'Error',
+      error: { code: 429, message: 'Too many requests', details: expect.any(String) },
+    });
     expect((await api.call('GET', '/audit', { token: api.tokens.operator })).status).toBe(200);
   });
 

@@ -140,7 +140,11 @@ describe('GET /runbooks filters', () => {
     spec('auto-disk-medium', { category: 'disk', severity: ['medium'] }),
   ];
   const all = [...BUILTIN_RUNBOOKS, ...extras.map((e) => runbookSpecSchema.parse(e))];
-  const expected = (keep: (r: RunbookSpec) => boolean) => all.filter(keep).map((r) => r.name).sort();
+  const expected = (keep: (r: RunbookSpec) => boolean) =>
+    all
+      .filter(keep)
+      .map((r) => r.name)
+      .sort();
 
   beforeAll(async () => {
     for (const e of extras) await create(e);
@@ -153,12 +157,17 @@ describe('GET /runbooks filters', () => {
     expect(await listNames('')).toEqual(expected(() => true));
   });
 
-  it.each(['oomkill', 'crashloop', 'latency', 'scaling', 'disk', 'network', 'custom'])('filters by category=%s', async (category) => {
-    expect(await listNames(`category=${category}`)).toEqual(expected((r) => r.category === category));
-  });
+  it.each(['oomkill', 'crashloop', 'latency', 'scaling', 'disk', 'network', 'custom'])(
+    'filters by category=%s',
+    async (category) => {
+      expect(await listNames(`category=${category}`)).toEqual(expected((r) => r.category === category));
+    },
+  );
 
   it.each(['critical', 'high', 'medium', 'low'])('filters by target severity=%s', async (severity) => {
-    expect(await listNames(`severity=${severity}`)).toEqual(expected((r) => (r.severity as string[]).includes(severity)));
+    expect(await listNames(`severity=${severity}`)).toEqual(
+      expected((r) => (r.severity as string[]).includes(severity)),
+    );
   });
 
   it('filters by automated', async () => {
@@ -172,12 +181,18 @@ describe('GET /runbooks filters', () => {
     expect(await listNames('category=crashloop&severity=medium')).toEqual(['imagepull-rollback']);
     expect(await listNames('severity=low&automated=false')).toEqual(['manual-low-custom', 'manual-oom-review']);
     expect(await listNames('severity=low&automated=true')).toEqual([]);
-    expect(await listNames('category=disk&severity=medium&automated=true')).toEqual(['auto-disk-medium', 'disk-pressure-cleanup']);
+    expect(await listNames('category=disk&severity=medium&automated=true')).toEqual([
+      'auto-disk-medium',
+      'disk-pressure-cleanup',
+    ]);
     for (const category of ['oomkill', 'latency', 'disk'])
       for (const severity of ['critical', 'medium', 'low'])
         for (const automated of [true, false])
           expect(await listNames(`category=${category}&severity=${severity}&automated=${automated}`)).toEqual(
-            expected((r) => r.category === category && (r.severity as string[]).includes(severity) && r.automated === automated),
+            expected(
+              (r) =>
+                r.category === category && (r.severity as string[]).includes(severity) && r.automated === automated,
+            ),
           );
   });
 });
@@ -188,7 +203,11 @@ describe('GET /runbooks pagination and query validation', () => {
   it('defaults to page 1 of 20', async () => {
     const res = await api.call('GET', '/runbooks');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ apiVersion: 'v1', kind: 'RunbookList', metadata: { totalCount: total, page: 1, pageSize: 20 } });
+    expect(res.body).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'RunbookList',
+      metadata: { totalCount: total, page: 1, pageSize: 20 },
+    });
     expect(res.body.items).toHaveLength(total);
   });
 
@@ -204,7 +223,12 @@ describe('GET /runbooks pagination and query validation', () => {
   it('answers a page beyond the end with no items and the right total', async () => {
     const res = await api.call('GET', '/runbooks?page=99&pageSize=5');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ apiVersion: 'v1', kind: 'RunbookList', metadata: { totalCount: total, page: 99, pageSize: 5 }, items: [] });
+    expect(res.body).toEqual({
+      apiVersion: 'v1',
+      kind: 'RunbookList',
+      metadata: { totalCount: total, page: 99, pageSize: 5 },
+      items: [],
+    });
   });
 
   it('accepts pageSize 100 and refuses 101', async () => {
@@ -250,7 +274,12 @@ describe('usage statistics', () => {
     });
     const list = await api.call('GET', '/runbooks?category=latency&severity=medium');
     expect(list.body.items).toHaveLength(1);
-    expect(list.body.items[0]).toMatchObject({ name, avgExecutionTime: '1m0s', successRate: 66.7, lastUsed: t1.toISOString() });
+    expect(list.body.items[0]).toMatchObject({
+      name,
+      avgExecutionTime: '1m0s',
+      successRate: 66.7,
+      lastUsed: t1.toISOString(),
+    });
   });
 });
 
@@ -258,12 +287,13 @@ describe('authentication and roles', () => {
   const target = 'auth-target';
   const probe = 'auth-probe';
   const { name: _n, ...update } = runbookSpecSchema.parse(spec(target));
-  const routes: [string, string, unknown?][] = [
-    ['GET', '/runbooks'],
-    ['GET', `/runbooks/${target}`],
+  // Every row has three entries: jest-each treats a missing one as a `done` callback.
+  const routes: [string, string, unknown][] = [
+    ['GET', '/runbooks', undefined],
+    ['GET', `/runbooks/${target}`, undefined],
     ['POST', '/runbooks', spec(probe)],
     ['PUT', `/runbooks/${target}`, { ...update, version: '9.9.9' }],
-    ['DELETE', `/runbooks/${target}`],
+    ['DELETE', `/runbooks/${target}`, undefined],
   ];
 
   beforeAll(async () => {
@@ -290,7 +320,11 @@ describe('authentication and roles', () => {
     const bad = await api.call(method, path, { token: 'fh_not-a-real-token', body });
     expectError(bad, 401, 'Unauthorized');
     expect(bad.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    const basic = await api.call(method, path, { token: null, body, headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } });
+    const basic = await api.call(method, path, {
+      token: null,
+      body,
+      headers: { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
+    });
     expectError(basic, 401, 'Unauthorized');
   });
 
@@ -378,7 +412,13 @@ describe('CRUD round trip', () => {
 
   it('updates with PUT, visible in GET and the list', async () => {
     const { name: _n, ...rest } = input;
-    const body = { ...rest, description: 'Updated description.', version: '1.1.0', severity: ['critical', 'high'], maxAttempts: 5 };
+    const body = {
+      ...rest,
+      description: 'Updated description.',
+      version: '1.1.0',
+      severity: ['critical', 'high'],
+      maxAttempts: 5,
+    };
     const put = await api.call('PUT', `/runbooks/${name}`, { body });
     expect(put.status).toBe(200);
     expect(put.body.spec).toEqual(expectedSpec({ ...body, name } as RunbookInput));
@@ -416,7 +456,11 @@ describe('CRUD round trip', () => {
       userAgent: expect.any(String),
     };
     expect(await auditFor('runbook.create', name)).toEqual([
-      expect.objectContaining({ ...common, action: 'runbook.create', details: { version: '1.0.0', category: 'custom' } }),
+      expect.objectContaining({
+        ...common,
+        action: 'runbook.create',
+        details: { version: '1.0.0', category: 'custom' },
+      }),
     ]);
     const [update] = await auditFor('runbook.update', name);
     expect(update).toEqual(
@@ -428,12 +472,20 @@ describe('CRUD round trip', () => {
     );
     expect([...update.details.changed].sort()).toEqual(['description', 'maxAttempts', 'severity', 'version']);
     expect(await auditFor('runbook.delete', name)).toEqual([
-      expect.objectContaining({ ...common, action: 'runbook.delete', details: { version: '1.1.0', category: 'custom', builtin: false } }),
+      expect.objectContaining({
+        ...common,
+        action: 'runbook.delete',
+        details: { version: '1.1.0', category: 'custom', builtin: false },
+      }),
     ]);
     // The refused duplicate create and the 404s left no trace.
     const all = await api.call('GET', `/audit?resource=${name}`);
     expect(all.body.metadata.totalCount).toBe(3);
-    expect(all.body.items.map((i: { action: string }) => i.action)).toEqual(['runbook.delete', 'runbook.update', 'runbook.create']);
+    expect(all.body.items.map((i: { action: string }) => i.action)).toEqual([
+      'runbook.delete',
+      'runbook.update',
+      'runbook.create',
+    ]);
   });
 });
 
@@ -442,8 +494,16 @@ describe('validation', () => {
 
   it.each([
     ['a bad semantic version', spec('bad-version', { version: 'v1.0' }), 'body.version'],
-    ['an unknown action type', spec('bad-action', { steps: [{ type: 'RebootNode', params: {} }] }), 'body.steps.0.type'],
-    ['an unknown params key', spec('bad-params', { steps: [{ type: 'Wait', params: { duration: '30s', jitter: '5s' } }] }), 'body.steps.0.params'],
+    [
+      'an unknown action type',
+      spec('bad-action', { steps: [{ type: 'RebootNode', params: {} }] }),
+      'body.steps.0.type',
+    ],
+    [
+      'an unknown params key',
+      spec('bad-params', { steps: [{ type: 'Wait', params: { duration: '30s', jitter: '5s' } }] }),
+      'body.steps.0.params',
+    ],
     ['an unknown top-level field', { ...spec('bad-field'), owner: 'sre' }, 'owner'],
     ['a name that is not a DNS label', spec('Bad_Name'), 'body.name'],
     ['an unknown category', spec('bad-category', { category: 'kernel' }), 'body.category'],
@@ -454,22 +514,42 @@ describe('validation', () => {
   });
 
   it('lists every missing required field', async () => {
-    expectInvalid(await api.call('POST', '/runbooks', { body: {} }), 'body.name', 'body.category', 'body.description', 'body.version', 'body.severity', 'body.steps');
+    expectInvalid(
+      await api.call('POST', '/runbooks', { body: {} }),
+      'body.name',
+      'body.category',
+      'body.description',
+      'body.version',
+      'body.severity',
+      'body.steps',
+    );
   });
 
   it('refuses a PUT body that contains a name', async () => {
-    const res = await api.call('PUT', '/runbooks/disk-pressure-cleanup', { body: { ...updateBody, name: 'disk-pressure-cleanup' } });
+    const res = await api.call('PUT', '/runbooks/disk-pressure-cleanup', {
+      body: { ...updateBody, name: 'disk-pressure-cleanup' },
+    });
     expectInvalid(res, 'body', "'name'");
     expect(await auditFor('runbook.update', 'disk-pressure-cleanup')).toEqual([]);
   });
 
   it('refuses a PUT with a bad field', async () => {
-    expectInvalid(await api.call('PUT', '/runbooks/disk-pressure-cleanup', { body: { ...updateBody, version: '1.0' } }), 'body.version');
+    expectInvalid(
+      await api.call('PUT', '/runbooks/disk-pressure-cleanup', { body: { ...updateBody, version: '1.0' } }),
+      'body.version',
+    );
   });
 
   it('refuses malformed JSON and non-JSON bodies in the envelope', async () => {
-    expectInvalid(await api.call('POST', '/runbooks', { rawBody: '{"name":', headers: { 'content-type': 'application/json' } }), 'malformed JSON');
-    expectError(await api.call('POST', '/runbooks', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }), 415, 'Unsupported media type');
+    expectInvalid(
+      await api.call('POST', '/runbooks', { rawBody: '{"name":', headers: { 'content-type': 'application/json' } }),
+      'malformed JSON',
+    );
+    expectError(
+      await api.call('POST', '/runbooks', { rawBody: 'name=x', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'Unsupported media type',
+    );
   });
 
   it('answers an unsupported method with 405 and Allow', async () => {

@@ -37,7 +37,10 @@ const alive = (pid: number) => {
 };
 
 async function startDev(env: NodeJS.ProcessEnv): Promise<Running> {
-  const child = spawn(process.execPath, [CLI, 'dev'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'dev'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -55,7 +58,10 @@ async function startDev(env: NodeJS.ProcessEnv): Promise<Running> {
 async function waitReady(api: string): Promise<void> {
   const readyz = new URL('/readyz', api).toString();
   for (let i = 0; i < 120; i++) {
-    const status = await fetch(readyz).then((r) => r.status, () => 0);
+    const status = await fetch(readyz).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) return;
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -94,10 +100,16 @@ describe('foghorn dev (e2e)', () => {
     try {
       await waitReady(first.api);
       const auth = { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' };
-      const res = await fetch(`${first.api}/tokens`, { method: 'POST', headers: auth, body: JSON.stringify({ user: 'e2e', role: 'viewer' }) });
+      const res = await fetch(`${first.api}/tokens`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ user: 'e2e', role: 'viewer' }),
+      });
       expect(res.status).toBe(201);
       created = ((await res.json()) as { token: string }).token;
-      const runbooks = await fetch(`${first.api}/runbooks`, { headers: auth }).then((r) => r.json() as Promise<{ metadata: { totalCount: number } }>);
+      const runbooks = await fetch(`${first.api}/runbooks`, { headers: auth }).then(
+        (r) => r.json() as Promise<{ metadata: { totalCount: number } }>,
+      );
       expect(runbooks.metadata.totalCount).toBeGreaterThanOrEqual(6);
       expect(first.output()).toMatch(/Temporal UI:\s+http:\/\/127\.0\.0\.1:\d+/);
     } finally {

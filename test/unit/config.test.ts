@@ -21,7 +21,11 @@ describe('configuration', () => {
   });
 
   it('parses listen addresses and numbers', () => {
-    const config = parseConfig({ FOGHORN_API_ADDR: '127.0.0.1:9000', FOGHORN_RATE_LIMIT: '5', TEMPORAL_ADDRESS: 'temporal:7233' });
+    const config = parseConfig({
+      FOGHORN_API_ADDR: '127.0.0.1:9000',
+      FOGHORN_RATE_LIMIT: '5',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+    });
     expect(config.FOGHORN_API_ADDR).toEqual({ host: '127.0.0.1', port: 9000 });
     expect(config.FOGHORN_RATE_LIMIT).toBe(5);
     expect(config.TEMPORAL_ADDRESS).toBe('temporal:7233');
@@ -30,7 +34,13 @@ describe('configuration', () => {
   it('lists every bad variable at once', () => {
     let error: ConfigError | undefined;
     try {
-      parseConfig({ FOGHORN_API_ADDR: 'eighty', FOGHORN_RATE_LIMIT: '-1', MONGODB_URI: 'postgres://x', FOGHORN_LOG_LEVEL: 'loud', FOGHORN_ADMIN_TOKEN: 'short' });
+      parseConfig({
+        FOGHORN_API_ADDR: 'eighty',
+        FOGHORN_RATE_LIMIT: '-1',
+        MONGODB_URI: 'postgres://x',
+        FOGHORN_LOG_LEVEL: 'loud',
+        FOGHORN_ADMIN_TOKEN: 'short',
+      });
     } catch (err) {
       error = err as ConfigError;
     }

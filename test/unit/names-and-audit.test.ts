@@ -39,7 +39,9 @@ describe('audit checksum', () => {
   };
 
   it('is independent of key order', () => {
-    expect(canonicalJson({ b: 1, a: { y: 2, x: [3, { q: 1, p: 2 }] } })).toBe('{"a":{"x":[3,{"p":2,"q":1}],"y":2},"b":1}');
+    expect(canonicalJson({ b: 1, a: { y: 2, x: [3, { q: 1, p: 2 }] } })).toBe(
+      '{"a":{"x":[3,{"p":2,"q":1}],"y":2},"b":1}',
+    );
     const reordered = { ...record, details: { a: { c: null, d: [1, 2] }, b: 1 } };
     expect(auditChecksum(reordered, GENESIS_CHECKSUM)).toBe(auditChecksum(record, GENESIS_CHECKSUM));
   });
