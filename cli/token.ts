@@ -1,5 +1,5 @@
-import { Command } from 'commander';
-import { userRoleSchema } from '../domain/roles';
+import { Command, Option } from 'commander';
+import { USER_ROLES, type UserRole } from '../domain/roles';
 import { connectMongo, disconnectMongo } from '../store/connection';
 import { appendAudit } from '../store/audit';
 import { createToken, listTokens, revokeToken } from '../store/tokens';
@@ -29,10 +29,10 @@ export function tokenCommand(config: () => Config): Command {
   token
     .command('create')
     .requiredOption('--user <user>', 'who the token is for')
-    .requiredOption('--role <role>', 'viewer | operator | admin')
-    .action((opts: { user: string; role: string }) =>
+    .addOption(new Option('--role <role>', 'what the token may do').choices(USER_ROLES).makeOptionMandatory())
+    .action((opts: { user: string; role: UserRole }) =>
       withStore(config(), async () => {
-        const role = userRoleSchema.parse(opts.role);
+        const role = opts.role;
         const { token: value, ...info } = await createToken(opts.user, role);
         await appendAudit({
           action: 'token.create',
