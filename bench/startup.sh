@@ -8,7 +8,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 git clone -q "$repo" "$work/foghorn"
 cd "$work/foghorn"
-npm ci --no-audit --no-fund --prefer-offline >/dev/null 2>&1
+npm install --no-audit --no-fund --prefer-offline >/dev/null 2>&1
 
 export FOGHORN_API_ADDR=127.0.0.1:18180 FOGHORN_TEMPORAL_PORT=17333 FOGHORN_TEMPORAL_UI_PORT=18333 \
   FOGHORN_MONGO_PORT=27333 FOGHORN_LOG_LEVEL=warn
