@@ -1,7 +1,7 @@
-import { Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { auditActionSchema, type AuditRecord } from '../domain/audit';
 import { appendAudit } from '../store/audit';
+import { idempotencyKey } from './context';
 
 /** Input of the recordAudit activity; validated because it crosses the workflow boundary. */
 export const recordAuditInput = z.object({
@@ -22,8 +22,6 @@ export type RecordAuditInput = z.input<typeof recordAuditInput>;
  * so a retry after a lost acknowledgement finds the record it already wrote.
  */
 export async function recordAudit(input: RecordAuditInput): Promise<Pick<AuditRecord, 'id' | 'seq' | 'checksum'>> {
-  const { workflowExecution, activityId } = Context.current().info;
-  const key = `${workflowExecution?.workflowId}/${workflowExecution?.runId}/${activityId}`;
-  const record = await appendAudit(recordAuditInput.parse(input), new Date(), key);
+  const record = await appendAudit(recordAuditInput.parse(input), new Date(), idempotencyKey());
   return { id: record.id, seq: record.seq, checksum: record.checksum };
 }

@@ -57,8 +57,14 @@ export const resourceRefSchema = z
   .refine((r) => (RESOURCE_KINDS as readonly string[]).includes(r.split('/')[0]), {
     message: `kind must be one of ${RESOURCE_KINDS.join(', ')}`,
   });
-export const namespaceSchema = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label').max(63);
-export const clusterSchema = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label').max(63);
+export const namespaceSchema = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label')
+  .max(63);
+export const clusterSchema = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label')
+  .max(63);
 export const labelsSchema = z.record(z.string().max(317), z.string().max(1024));
 
 /** One detected anomaly: what POST /incidents and the alert mapping both produce. */

@@ -3,3 +3,5 @@ export * from './counter';
 export * from './token';
 export * from './audit-record';
 export * from './runbook';
+export * from './incident';
+export * from './insight';

@@ -1,0 +1,225 @@
+import type { IncidentState, Signal, TimelineEvent } from '../domain/incident';
+import { resourceKey } from '../domain/incident';
+import { riskScore, severityFromRisk } from '../domain/risk';
+import { isDuplicateKey } from './connection';
+import { DedupEntryModel, IncidentModel, TimelineEventModel } from './models';
+import { allocateName } from './names';
+import { findPage, type Page } from './pagination';
+
+/** An incident as stored (lean). */
+export type IncidentRecord = {
+  name: string;
+  namespace: string;
+  cluster: string;
+  resource: string;
+  resourceKey: string;
+  signalType: Signal['signalType'];
+  severity: NonNullable<Signal['severity']>;
+  severitySource: 'source' | 'risk';
+  description: string;
+  labels: Record<string, string>;
+  detectionSource: string;
+  correlationId: string;
+  runbook: string;
+  escalationPolicy: string;
+  state: IncidentState;
+  riskScore: number;
+  correlatedSignals: {
+    signalType: string;
+    severity?: string;
+    description: string;
+    source: string;
+    labels: Record<string, string>;
+    at: Date;
+  }[];
+  analysisResult: { rootCause: string; recommendation: string; confidence: number; relatedEvents: string[] };
+  insight: string;
+  acknowledged: boolean;
+  acknowledgedBy?: string;
+  acknowledgedAt?: Date;
+  acknowledgeMessage?: string;
+  snoozed: boolean;
+  snoozedBy?: string;
+  snoozedAt?: Date;
+  snoozeUntil?: Date;
+  snoozeReason?: string;
+  assignedTo: string;
+  detectedAt: Date;
+  createdAt: Date;
+  lastUpdated: Date;
+  escalatedAt?: Date;
+  remediationAttempts: number;
+  resolvedAt?: Date;
+  resolution?: string;
+  resolvedBy?: string;
+  annotations: Record<string, string>;
+  postmortem: string;
+};
+
+const NO_ID = { _id: 0 } as const;
+
+/** The timeline event that opens an incident. */
+function detectionEvent(signal: Signal, severity: string, at: Date): TimelineEvent {
+  return {
+    timestamp: at,
+    type: 'Detection',
+    source: signal.detectionSource === 'alertmanager' ? 'alertmanager' : 'detector',
+    message: `${signal.signalType} detected on ${signal.resource} in ${signal.namespace}${signal.description ? `: ${signal.description}` : ''}`,
+    severity: severity as TimelineEvent['severity'],
+    details: { signalType: signal.signalType, cluster: signal.cluster, detectionSource: signal.detectionSource },
+  };
+}
+
+const JOIN_WAIT_MS = 25;
+const JOIN_TRIES = 200;
+
+/**
+ * Opens an incident for a signal, or finds the open one for its resource (DESIGN §6). The unique
+ * dedup entry decides: of any number of concurrent signals for one resource exactly one creates
+ * the incident; the others get `created: false` and that incident (to correlate through its
+ * workflow). The creator writes the entry first, so a joiner may briefly wait for the record.
+ */
+export async function openOrJoin(
+  signal: Signal,
+  at: Date = new Date(),
+): Promise<{ created: boolean; incident: IncidentRecord }> {
+  const key = resourceKey(signal);
+  for (let attempt = 0; attempt < JOIN_TRIES; attempt++) {
+    const entry = await DedupEntryModel.findById(key).lean();
+    if (entry) {
+      const incident = await IncidentModel.findOne({ name: entry.incident }, NO_ID).lean<IncidentRecord>();
+      if (incident) return { created: false, incident };
+      await new Promise((r) => setTimeout(r, JOIN_WAIT_MS)); // its creator is still writing it
+      continue;
+    }
+    const name = await allocateName('INC', at);
+    try {
+      await DedupEntryModel.create({ _id: key, incident: name, createdAt: at });
+    } catch (err) {
+      if (isDuplicateKey(err)) continue; // someone else opened it first: join theirs
+      throw err;
+    }
+    const score = riskScore(signal.signalType, signal.severity, 0);
+    const severity = signal.severity ?? severityFromRisk(score);
+    const incident: IncidentRecord = {
+      name,
+      namespace: signal.namespace,
+      cluster: signal.cluster,
+      resource: signal.resource,
+      resourceKey: key,
+      signalType: signal.signalType,
+      severity,
+      severitySource: signal.severity ? 'source' : 'risk',
+      description: signal.description,
+      labels: signal.labels,
+      detectionSource: signal.detectionSource,
+      correlationId: key,
+      runbook: '',
+      escalationPolicy: 'default',
+      state: 'Detected',
+      riskScore: score,
+      correlatedSignals: [],
+      analysisResult: { rootCause: '', recommendation: '', confidence: 0, relatedEvents: [] },
+      insight: '',
+      acknowledged: false,
+      snoozed: false,
+      assignedTo: '',
+      detectedAt: at,
+      createdAt: at,
+      lastUpdated: at,
+      remediationAttempts: 0,
+      annotations: {},
+      postmortem: '',
+    };
+    await IncidentModel.create(incident);
+    await appendTimeline(name, [{ key: `${name}/detection`, event: detectionEvent(signal, severity, at) }]);
+    return { created: true, incident };
+  }
+  throw new Error(`incident for ${key} did not appear in time`);
+}
+
+/** Clears the dedup entry of a resolved incident so the next signal opens a new one. */
+export async function clearDedupEntry(incident: Pick<IncidentRecord, 'name' | 'resourceKey'>): Promise<void> {
+  await DedupEntryModel.deleteOne({ _id: incident.resourceKey, incident: incident.name });
+}
+
+/** Appends events once each: the key makes a retried activity a no-op. */
+export async function appendTimeline(incident: string, events: { key: string; event: TimelineEvent }[]): Promise<void> {
+  for (const { key, event } of events) {
+    try {
+      await TimelineEventModel.create({ incident, key, ...event });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  }
+}
+
+export async function getIncident(name: string): Promise<IncidentRecord | undefined> {
+  return (await IncidentModel.findOne({ name }, NO_ID).lean<IncidentRecord>()) ?? undefined;
+}
+
+/** Applies `set` unless the incident is already Resolved (nothing leaves Resolved). */
+export async function updateIncident(
+  name: string,
+  set: Partial<IncidentRecord>,
+  opts: { allowResolved?: boolean } = {},
+): Promise<IncidentRecord | undefined> {
+  const filter: Record<string, unknown> = opts.allowResolved ? { name } : { name, state: { $ne: 'Resolved' } };
+  return (
+    (await IncidentModel.findOneAndUpdate(
+      filter,
+      { $set: { ...set, lastUpdated: set.lastUpdated ?? new Date() } },
+      {
+        returnDocument: 'after',
+        projection: NO_ID,
+      },
+    ).lean<IncidentRecord>()) ?? undefined
+  );
+}
+
+export async function getTimeline(incident: string): Promise<TimelineEvent[]> {
+  return TimelineEventModel.find({ incident }, { _id: 0, incident: 0, key: 0 })
+    .sort({ timestamp: 1, _id: 1 })
+    .lean<TimelineEvent[]>();
+}
+
+export function countTimeline(incident: string): Promise<number> {
+  return TimelineEventModel.countDocuments({ incident });
+}
+
+export interface IncidentFilter {
+  severity?: string;
+  state?: string;
+  namespace?: string;
+  resource?: string;
+  since?: Date;
+}
+
+export function listIncidents(filter: IncidentFilter, page: number, pageSize: number): Promise<Page<IncidentRecord>> {
+  const query: Record<string, unknown> = {};
+  for (const key of ['severity', 'state', 'namespace', 'resource'] as const) if (filter[key]) query[key] = filter[key];
+  if (filter.since) query.detectedAt = { $gte: filter.since };
+  return findPage<IncidentRecord>(IncidentModel, query, { detectedAt: -1, name: -1 }, page, pageSize);
+}
+
+/** Other open incidents in the namespace detected within `windowMs` of `at` (cascade analysis). */
+export function relatedOpenIncidents(
+  incident: Pick<IncidentRecord, 'name' | 'namespace' | 'detectedAt'>,
+  windowMs: number,
+) {
+  return IncidentModel.find(
+    {
+      namespace: incident.namespace,
+      name: { $ne: incident.name },
+      state: { $ne: 'Resolved' },
+      detectedAt: {
+        $gte: new Date(incident.detectedAt.getTime() - windowMs),
+        $lte: new Date(incident.detectedAt.getTime() + windowMs),
+      },
+    },
+    { _id: 0, name: 1, resource: 1, signalType: 1, state: 1, detectedAt: 1 },
+  )
+    .sort({ detectedAt: 1 })
+    .limit(20)
+    .lean<Pick<IncidentRecord, 'name' | 'resource' | 'signalType' | 'state' | 'detectedAt'>[]>();
+}

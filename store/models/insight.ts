@@ -1,0 +1,29 @@
+import { Schema, model } from 'mongoose';
+
+/** Exactly one AI insight per incident (unique `issueRef`). */
+const insightSchema = new Schema(
+  {
+    name: { type: String, required: true, unique: true },
+    namespace: { type: String, required: true },
+    issueRef: { type: String, required: true, unique: true },
+    provider: { type: String, required: true },
+    model: { type: String, required: true },
+    analysis: { type: String, default: '' },
+    rootCause: { type: String, default: '' },
+    confidence: { type: Number, required: true },
+    recommendations: { type: [String], default: [] },
+    suggestedActions: { type: [Schema.Types.Mixed], default: [] },
+    logAnalysis: { type: String, default: '' },
+    gitOpsContext: { type: String, default: '' },
+    cascadeAnalysis: { type: String, default: '' },
+    blastRadiusPrediction: { type: String, default: '' },
+    relatedEvents: { type: [String], default: [] },
+    generatedAt: { type: Date, required: true },
+    creationTimestamp: { type: Date, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+insightSchema.index({ creationTimestamp: -1, name: -1 });
+insightSchema.index({ namespace: 1, creationTimestamp: -1 });
+
+export const InsightModel = model('Insight', insightSchema, 'aiinsights');
