@@ -1,5 +1,24 @@
-/** Every activity the worker registers; workflows import only the type. */
+import type { Config } from '../domain/config';
 import { recordAudit } from './audit';
+import { createIncidentActivities } from './incidents';
+import { createPostmortemActivities } from './postmortem';
 
-export const activities = { recordAudit };
-export type Activities = typeof activities;
+/** Every activity the worker registers, wired to the configuration; workflows import only types. */
+export function createActivities(config: Config) {
+  return {
+    recordAudit,
+    ...createIncidentActivities({
+      annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX,
+      ...(config.FOGHORN_LLM_BASE_URL && {
+        llm: {
+          baseUrl: config.FOGHORN_LLM_BASE_URL,
+          apiKey: config.FOGHORN_LLM_API_KEY ?? '',
+          model: config.FOGHORN_LLM_MODEL,
+        },
+      }),
+    }),
+    ...createPostmortemActivities(),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -8,8 +8,14 @@ import { requireRole, tokenRateLimit } from './auth';
 import { ApiError, errorHandler, notFoundHandler, unavailable } from './errors';
 import { createMetrics, requestLogger } from './observability';
 import { mountRoutes, registerOpenApi, route, type AnyRoute } from './route';
+import type { SignalType } from '../domain/incident';
+import type { IncidentOps } from '../operations/incidents';
+import { alertRoutes } from './routes/alerts';
 import { auditRoutes } from './routes/audit';
+import { incidentRoutes } from './routes/incidents';
+import { insightRoutes } from './routes/insights';
 import { healthRoutes } from './routes/health';
+import { postmortemRoutes } from './routes/postmortems';
 import { runbookRoutes } from './routes/runbooks';
 import { tokenRoutes } from './routes/tokens';
 
@@ -19,8 +25,12 @@ export interface AppOptions {
   basePath: string;
   rateLimitPerMinute: number;
   logger: Logger;
-  /** Absent only where no route needs Temporal yet (readiness then reports it). */
+  /** Absent in API tests that need no workflows: incident changes then answer 503. */
   temporal?: Client;
+  /** Task queue of Foghorn's workers (where incident workflows start). */
+  taskQueue: string;
+  /** Extra Alertmanager alertname → signal type mappings (FOGHORN_ALERTNAME_MAP). */
+  alertnameMap?: Record<string, SignalType>;
 }
 
 const BODY_LIMIT = '1mb';
@@ -49,10 +59,18 @@ export function createApp(options: AppOptions): express.Express {
   app.use(requestLogger(options.logger), metrics.middleware);
 
   const rootRoutes = healthRoutes({ temporal: options.temporal, metrics: metrics.registry });
+  const ops = (): IncidentOps => {
+    if (!options.temporal) throw unavailable('Temporal is not configured');
+    return { client: options.temporal, taskQueue: options.taskQueue };
+  };
   const apiRoutes: AnyRoute[] = [
     ...tokenRoutes(options.basePath),
     ...auditRoutes(),
     ...runbookRoutes(options.basePath),
+    ...incidentRoutes(options.basePath, ops),
+    ...alertRoutes(ops, options.alertnameMap),
+    ...insightRoutes(),
+    ...postmortemRoutes(),
   ];
   const openApiRoute = route({
     method: 'get',

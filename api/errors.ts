@@ -1,17 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { ZodError } from 'zod';
+import { ApiError } from '../domain/errors';
 
-/** An error that maps to one HTTP answer in the spec's envelope. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly details = '',
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
+export { ApiError };
 
 export const badRequest = (details: string) => new ApiError(400, 'Invalid request', details);
 export const notFound = (kind?: string, name?: string) =>

@@ -52,6 +52,8 @@ export async function startApi(config: Config, logger: Logger, temporal: Client)
     rateLimitPerMinute: config.FOGHORN_RATE_LIMIT,
     logger,
     temporal,
+    taskQueue: config.FOGHORN_TASK_QUEUE,
+    alertnameMap: config.FOGHORN_ALERTNAME_MAP,
   });
   const { host, port } = config.FOGHORN_API_ADDR;
   return new Promise((resolve, reject) => {
@@ -63,6 +65,7 @@ export async function startWorker(config: Config, address: string): Promise<{ wo
   installRuntime(config.FOGHORN_LOG_LEVEL);
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
+    config,
     connection,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.FOGHORN_TASK_QUEUE,

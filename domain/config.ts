@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { signalTypeSchema } from './runbook';
 
 /**
  * Every environment variable Foghorn reads, parsed once at start (DESIGN §3–5). A bad value
@@ -27,6 +28,25 @@ export const configSchema = z.object({
   FOGHORN_TEMPORAL_PORT: port.default(7233),
   FOGHORN_TEMPORAL_UI_PORT: port.default(8233),
   FOGHORN_MONGO_PORT: port.default(27017),
+  FOGHORN_ANNOTATION_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a DNS subdomain such as foghorn.dev')
+    .default('foghorn.dev'),
+  FOGHORN_LLM_BASE_URL: z.string().url('must be a URL such as http://localhost:11434/v1').optional(),
+  FOGHORN_LLM_API_KEY: z.string().optional(),
+  FOGHORN_LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  FOGHORN_ALERTNAME_MAP: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object such as {"MyAlert":"HighLatency"}' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(signalTypeSchema))
+    .optional(),
   TEMPORAL_ADDRESS: z
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/, 'must look like host:7233')

@@ -1,13 +1,14 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
-import { activities as defaultActivities } from '../activities';
+import { createActivities } from '../activities';
+import type { Config } from '../domain/config';
 
 export interface WorkerOptions {
+  config: Config;
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** Tests may pass extra workflows (a bundle path) or activities; production uses the defaults. */
+  /** Tests of the harness itself pass a fixture bundle; production uses Foghorn's workflows. */
   workflowsPath?: string;
-  activities?: object;
 }
 
 const temporalLevels: Record<string, LogLevel> = {
@@ -38,6 +39,6 @@ export function createWorker(options: WorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
-    activities: options.activities ?? defaultActivities,
+    activities: createActivities(options.config),
   });
 }

@@ -1,5 +1,3 @@
-/**
- * The workflows the worker bundles. Incident, postmortem and chat workflows are added by their
- * issues; the search attributes they publish are declared in ./search-attributes.
- */
-export {};
+/** The workflows the worker bundles. */
+export { incidentWorkflow } from './incident';
+export { postmortemWorkflow } from './postmortem';

@@ -5,3 +5,4 @@ export * from './audit-record';
 export * from './runbook';
 export * from './incident';
 export * from './insight';
+export * from './postmortem';

@@ -21,13 +21,21 @@ export const BASE_PATH = '/api/v1';
  * The whole API on an ephemeral port over a real MongoDB-wire server, with one token per role.
  * `call` speaks real HTTP, so headers, body parsing and error mapping are all exercised.
  */
-export async function useApi(opts: { temporal?: Client; rateLimitPerMinute?: number } = {}) {
-  const mongo = await useMongo();
+export async function useApi(
+  opts: {
+    temporal?: Client;
+    taskQueue?: string;
+    rateLimitPerMinute?: number;
+    mongo?: Awaited<ReturnType<typeof useMongo>>;
+  } = {},
+) {
+  const mongo = opts.mongo ?? (await useMongo());
   const app = createApp({
     basePath: BASE_PATH,
     rateLimitPerMinute: opts.rateLimitPerMinute ?? 100_000,
     logger: createLogger('silent'),
     temporal: opts.temporal,
+    taskQueue: opts.taskQueue ?? 'foghorn',
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -75,7 +83,7 @@ export async function useApi(opts: { temporal?: Client; rateLimitPerMinute?: num
     mongo,
     stop: async () => {
       await new Promise((resolve) => server.close(resolve));
-      await mongo.stop();
+      if (!opts.mongo) await mongo.stop();
     },
   };
 }

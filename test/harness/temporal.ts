@@ -2,32 +2,58 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import path from 'path';
 import { TOOLS_DIR } from '../../cli/paths';
+import { parseConfig } from '../../domain/config';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { createWorker } from '../../worker/worker';
 import { useMongo } from './mongo';
 
 let counter = 0;
 
+/** Foghorn's search attributes, registered on the test server as the dev server does at start. */
+async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
+  const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((key) => [key.name, KEYWORD])),
+  });
+}
+
+export interface WorkflowEnvOptions {
+  /** A workflows module other than Foghorn's own (harness self-test fixtures). */
+  workflowsPath?: string;
+  /** Extra environment for the worker's configuration (e.g. FOGHORN_LLM_BASE_URL). */
+  env?: Record<string, string>;
+}
+
 /**
  * The workflow-test harness: the real time-skipping test server (no download: the bootstrapped
  * binary), a real MongoDB-wire server, and a worker with the real activities.
  */
-export async function useWorkflowEnv(opts: { workflowsPath?: string; activities?: object } = {}) {
+export async function useWorkflowEnv(opts: WorkflowEnvOptions = {}) {
   const mongo = await useMongo();
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: path.join(TOOLS_DIR, 'temporal-test-server') } },
   });
+  await registerSearchAttributes(env);
   const taskQueue = `test-${process.pid}-${++counter}`;
-  const worker: Worker = await createWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    ...opts,
-  });
+  const config = parseConfig({ FOGHORN_LOG_LEVEL: 'warn', FOGHORN_TASK_QUEUE: taskQueue, ...opts.env });
+  const newWorker = (): Promise<Worker> =>
+    createWorker({
+      config,
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      workflowsPath: opts.workflowsPath,
+    });
+  const worker = await newWorker();
   return {
     env,
     client: env.client,
     worker,
+    /** Another worker on the same queue (restart tests). */
+    newWorker,
     taskQueue,
+    config,
     mongo,
     stop: async () => {
       await env.teardown();

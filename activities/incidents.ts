@@ -1,0 +1,408 @@
+import { Context } from '@temporalio/activity';
+import { analyzeWithRules, RULES_PROVIDER, type AnalysisContext, type Insight } from '../domain/analyzer';
+import type { IncidentState, Severity, SignalType, TimelineEvent } from '../domain/incident';
+import { riskScore, severityFromRisk } from '../domain/risk';
+import { categoryForSignal } from '../domain/runbook';
+import { matchRunbooks } from '../domain/runbook-match';
+import { appendAudit } from '../store/audit';
+import {
+  appendTimeline,
+  clearDedupEntry,
+  getIncident,
+  relatedOpenIncidents,
+  updateIncident,
+  type IncidentRecord,
+} from '../store/incidents';
+import { InsightModel, IncidentModel, RunbookModel } from '../store/models';
+import { allocateName } from '../store/names';
+import type {
+  AcknowledgeRequest,
+  CorrelatedSignal,
+  ResolveRequest,
+  SnoozeRequest,
+} from '../workflows/incident-messages';
+import { idempotencyKey } from './context';
+import { analyzeWithLlm, llmContext, type LlmConfig } from './llm';
+
+export interface IncidentActivityDeps {
+  llm?: LlmConfig;
+  /** Annotation key prefix, e.g. `foghorn.dev` (FOGHORN_ANNOTATION_PREFIX). */
+  annotationPrefix: string;
+}
+
+const CASCADE_WINDOW_MS = 10 * 60 * 1000;
+
+async function mustGet(name: string): Promise<IncidentRecord> {
+  const incident = await getIncident(name);
+  if (!incident) throw new Error(`incident ${name} does not exist`); // retried: ingestion writes it first
+  return incident;
+}
+
+const event = (e: TimelineEvent, suffix = '') => ({ key: idempotencyKey(suffix), event: e });
+
+/** The incident workflow's side effects. Each is idempotent (keyed writes, conditional updates). */
+export function createIncidentActivities(deps: IncidentActivityDeps) {
+  const audit = (
+    incident: IncidentRecord,
+    action: 'incident.acknowledge' | 'incident.snooze' | 'incident.resolve',
+    actor: AcknowledgeRequest['actor'],
+    details: Record<string, unknown>,
+    at: Date,
+  ) =>
+    appendAudit(
+      { action, ...actor, resource: incident.name, resourceType: 'Incident', namespace: incident.namespace, details },
+      at,
+      idempotencyKey('audit'),
+    );
+
+  return {
+    async setIncidentState(input: {
+      name: string;
+      state: IncidentState;
+      at: string;
+      event?: Omit<TimelineEvent, 'timestamp'>;
+    }): Promise<void> {
+      const at = new Date(input.at);
+      const updated = await updateIncident(input.name, {
+        state: input.state,
+        lastUpdated: at,
+        ...(input.state === 'Escalated' && { escalatedAt: at }),
+      });
+      if (updated && input.event) await appendTimeline(input.name, [event({ ...input.event, timestamp: at })]);
+    },
+
+    /**
+     * Writes the incident's one insight: the LLM when configured, the rules analyzer otherwise
+     * or when the LLM fails (the timeline says so). A retry finds the insight already written.
+     */
+    async analyzeIncident(input: { name: string }): Promise<{ insight: string; provider: string; model: string }> {
+      const incident = await mustGet(input.name);
+      const existing = await InsightModel.findOne({ issueRef: incident.name }).lean();
+      if (existing) return { insight: existing.name, provider: existing.provider, model: existing.model };
+
+      const ctx = await analysisContext(incident);
+      const provider = deps.llm ? { provider: 'openai-compatible', model: deps.llm.model } : RULES_PROVIDER;
+      const startedAt = new Date();
+      await appendTimeline(incident.name, [
+        event(
+          {
+            timestamp: startedAt,
+            type: 'Analysis',
+            source: 'ai-engine',
+            message: `Analysis started with ${provider.provider}/${provider.model}`,
+            details: { model: provider.model, provider: provider.provider, contextSize: llmContext(ctx).length },
+          },
+          'started',
+        ),
+      ]);
+
+      let insight: Insight;
+      let used: { provider: string; model: string } = provider;
+      let fallbackReason = '';
+      if (deps.llm) {
+        try {
+          Context.current().heartbeat();
+          insight = await analyzeWithLlm(deps.llm, ctx, Context.current().cancellationSignal);
+        } catch (err) {
+          // Cancelled (worker shutting down, workflow gone): let Temporal retry, don't fall back.
+          if (Context.current().cancellationSignal.aborted) throw err;
+          fallbackReason = (err as Error).message;
+          insight = analyzeWithRules(ctx);
+          used = RULES_PROVIDER;
+        }
+      } else {
+        insight = analyzeWithRules(ctx);
+      }
+
+      const now = new Date();
+      const name = await allocateName('AI', now);
+      await InsightModel.updateOne(
+        { issueRef: incident.name },
+        {
+          $setOnInsert: {
+            name,
+            namespace: incident.namespace,
+            issueRef: incident.name,
+            ...used,
+            analysis: insight.analysis,
+            rootCause: insight.rootCause,
+            confidence: insight.confidence,
+            recommendations: insight.recommendations,
+            suggestedActions: insight.suggestedActions,
+            logAnalysis: insight.logAnalysis,
+            gitOpsContext: insight.gitOpsContext,
+            cascadeAnalysis: insight.cascadeAnalysis,
+            blastRadiusPrediction: insight.blastRadiusPrediction,
+            relatedEvents: insight.relatedEvents,
+            generatedAt: now,
+            creationTimestamp: now,
+          },
+        },
+        { upsert: true },
+      );
+      const stored = (await InsightModel.findOne({ issueRef: incident.name }).lean())!;
+      await updateIncident(incident.name, {
+        insight: stored.name,
+        analysisResult: {
+          rootCause: insight.rootCause,
+          recommendation: insight.recommendation,
+          confidence: insight.confidence,
+          relatedEvents: insight.relatedEvents,
+        },
+        lastUpdated: now,
+      });
+      await appendTimeline(incident.name, [
+        event(
+          {
+            timestamp: now,
+            type: 'Analysis',
+            source: 'ai-engine',
+            message: fallbackReason
+              ? `LLM analysis failed (${fallbackReason}); fell back to the built-in rules analyzer`
+              : `Analysis complete: ${insight.rootCause}`,
+            details: {
+              confidence: insight.confidence,
+              recommendation: insight.recommendation,
+              insight: stored.name,
+              provider: used.provider,
+              model: used.model,
+              ...(fallbackReason && { fallback: true, fallbackReason }),
+            },
+          },
+          'done',
+        ),
+      ]);
+      return { insight: stored.name, ...used };
+    },
+
+    /** Picks the best runbook by tier (DESIGN §8) and records it; null when none fits. */
+    async matchRunbook(input: { name: string }): Promise<{ runbook: string; tier: number; matchScore: number } | null> {
+      const incident = await mustGet(input.name);
+      const candidates = await RunbookModel.find(
+        { category: categoryForSignal(incident.signalType) },
+        { _id: 0, name: 1, category: 1, severity: 1, targets: 1 },
+      ).lean();
+      const [best] = matchRunbooks(incident, candidates as Parameters<typeof matchRunbooks>[1]);
+      if (!best) return null;
+      const now = new Date();
+      await updateIncident(incident.name, { runbook: best.runbook, lastUpdated: now });
+      await appendTimeline(incident.name, [
+        event({
+          timestamp: now,
+          type: 'RunbookMatch',
+          source: 'remediation-engine',
+          message: `Runbook ${best.runbook} matches (tier ${best.tier})`,
+          details: { runbook: best.runbook, matchScore: best.matchScore, tier: best.tier },
+        }),
+      ]);
+      return best;
+    },
+
+    /** Joins signals to the incident: timeline events keyed by their index, risk recomputed. */
+    async recordCorrelatedSignals(input: {
+      name: string;
+      signals: CorrelatedSignal[];
+      firstIndex: number;
+      afterResolution: boolean;
+    }): Promise<void> {
+      const incident = await mustGet(input.name);
+      const known = incident.correlatedSignals.length;
+      const fresh = input.signals.slice(Math.max(0, known - input.firstIndex)); // a retry may find some recorded
+      if (fresh.length > 0) {
+        const count = known + fresh.length;
+        const score = riskScore(
+          incident.signalType,
+          incident.severitySource === 'source' ? incident.severity : undefined,
+          count,
+        );
+        await IncidentModel.updateOne(
+          { name: incident.name, 'correlatedSignals.0': known === 0 ? { $exists: false } : { $exists: true } },
+          {
+            $push: { correlatedSignals: { $each: fresh.map((s) => ({ ...s, at: new Date(s.at) })) } },
+            $set: {
+              riskScore: score,
+              lastUpdated: new Date(),
+              ...(incident.severitySource === 'risk' &&
+                incident.state !== 'Resolved' && { severity: severityFromRisk(score) }),
+            },
+          },
+        );
+      }
+      await appendTimeline(
+        incident.name,
+        input.signals.map((s, i) => ({
+          key: `${incident.name}/signal/${input.firstIndex + i}`,
+          event: {
+            timestamp: new Date(s.at),
+            type: 'SignalCorrelated',
+            source: s.source === 'alertmanager' ? 'alertmanager' : 'detector',
+            message: `${s.signalType} joined this incident${s.description ? `: ${s.description}` : ''}${input.afterResolution ? ' (arrived after resolution)' : ''}`,
+            ...(s.severity && { severity: s.severity as Severity }),
+            details: { signalType: s.signalType, index: input.firstIndex + i + 1 },
+          },
+        })),
+      );
+    },
+
+    async acknowledgeIncident(input: { name: string; request: AcknowledgeRequest; at: string }): Promise<void> {
+      const at = new Date(input.at);
+      const { request } = input;
+      const incident = await mustGet(input.name);
+      await updateIncident(incident.name, {
+        acknowledged: true,
+        acknowledgedBy: request.acknowledgedBy,
+        acknowledgedAt: at,
+        acknowledgeMessage: request.message,
+        lastUpdated: at,
+      });
+      await appendTimeline(incident.name, [
+        event({
+          timestamp: at,
+          type: 'Acknowledged',
+          source: `user:${request.actor.user}`,
+          message: `Acknowledged by ${request.acknowledgedBy}${request.message ? `: ${request.message}` : ''}`,
+          details: { acknowledgedBy: request.acknowledgedBy, message: request.message },
+        }),
+      ]);
+      await audit(
+        incident,
+        'incident.acknowledge',
+        request.actor,
+        { message: request.message, acknowledgedBy: request.acknowledgedBy },
+        at,
+      );
+    },
+
+    async snoozeIncident(input: { name: string; request: SnoozeRequest; at: string }): Promise<void> {
+      const at = new Date(input.at);
+      const { request } = input;
+      const until = new Date(at.getTime() + request.durationMs);
+      const incident = await mustGet(input.name);
+      await updateIncident(incident.name, {
+        snoozed: true,
+        snoozedBy: request.snoozedBy,
+        snoozedAt: at,
+        snoozeUntil: until,
+        snoozeReason: request.reason,
+        lastUpdated: at,
+      });
+      await appendTimeline(incident.name, [
+        event({
+          timestamp: at,
+          type: 'Snoozed',
+          source: `user:${request.actor.user}`,
+          message: `Notifications snoozed for ${request.duration} by ${request.snoozedBy}${request.reason ? `: ${request.reason}` : ''}`,
+          details: {
+            duration: request.duration,
+            snoozeUntil: until.toISOString(),
+            reason: request.reason,
+            snoozedBy: request.snoozedBy,
+          },
+        }),
+      ]);
+      await audit(
+        incident,
+        'incident.snooze',
+        request.actor,
+        {
+          duration: request.duration,
+          snoozeUntil: until.toISOString(),
+          reason: request.reason,
+          snoozedBy: request.snoozedBy,
+        },
+        at,
+      );
+    },
+
+    /** Resolve (DESIGN §6): annotations, resolution, dedup entry cleared, timeline, audit. */
+    async resolveIncident(input: { name: string; request: ResolveRequest; at: string }): Promise<void> {
+      const at = new Date(input.at);
+      const { request } = input;
+      const incident = await mustGet(input.name);
+      const p = deps.annotationPrefix;
+      await updateIncident(
+        incident.name,
+        {
+          state: 'Resolved',
+          resolvedAt: at,
+          resolution: request.resolution,
+          resolvedBy: request.actor.user,
+          snoozed: false,
+          annotations: {
+            ...incident.annotations,
+            [`${p}/resolved-by`]: request.actor.user,
+            [`${p}/resolved-at`]: at.toISOString(),
+            [`${p}/manual-resolution`]: String(!request.atSource),
+          },
+          lastUpdated: at,
+        },
+        { allowResolved: true },
+      );
+      await clearDedupEntry(incident);
+      await appendTimeline(incident.name, [
+        event({
+          timestamp: at,
+          type: 'Resolved',
+          source: request.atSource ? 'alertmanager' : `user:${request.actor.user}`,
+          message: `Resolved by ${request.actor.user}: ${request.resolution}`,
+          details: { resolution: request.resolution, resolvedBy: request.actor.user, manual: !request.atSource },
+        }),
+      ]);
+      await audit(
+        incident,
+        'incident.resolve',
+        request.actor,
+        { resolution: request.resolution, previousState: incident.state, manual: !request.atSource },
+        at,
+      );
+    },
+
+    /** The source cleared an Escalated incident: note it; a person still has to resolve it. */
+    async noteSourceResolution(input: { name: string; at: string }): Promise<void> {
+      await appendTimeline(input.name, [
+        event({
+          timestamp: new Date(input.at),
+          type: 'Escalation',
+          source: 'alertmanager',
+          message: 'The alert resolved at source; the incident stays Escalated until a person resolves it',
+          details: { resolvedAtSource: true },
+        }),
+      ]);
+    },
+  };
+}
+
+export type IncidentActivities = ReturnType<typeof createIncidentActivities>;
+
+/** The facts the analyzers see: the incident, its neighbours in time, candidate runbooks. */
+async function analysisContext(incident: IncidentRecord): Promise<AnalysisContext> {
+  const [related, runbooks] = await Promise.all([
+    relatedOpenIncidents(incident, CASCADE_WINDOW_MS),
+    RunbookModel.find(
+      { category: categoryForSignal(incident.signalType) },
+      { _id: 0, name: 1, category: 1, description: 1 },
+    )
+      .sort({ name: 1 })
+      .lean(),
+  ]);
+  return {
+    incident: {
+      name: incident.name,
+      namespace: incident.namespace,
+      resource: incident.resource,
+      signalType: incident.signalType as SignalType,
+      severity: incident.severity,
+      description: incident.description,
+      labels: incident.labels,
+      detectedAt: incident.detectedAt,
+      riskScore: incident.riskScore,
+      correlatedSignals: incident.correlatedSignals.map((s) => ({
+        signalType: s.signalType as SignalType,
+        description: s.description,
+        at: s.at,
+      })),
+    },
+    related: related.map((r) => ({ ...r, signalType: r.signalType as SignalType })),
+    runbooks: runbooks.map((r) => ({ name: r.name, category: r.category, description: r.description })),
+  };
+}

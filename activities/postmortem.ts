@@ -1,0 +1,74 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+import {
+  buildPostmortemReport,
+  RELATED_WINDOW_MS,
+  summarizeTrending,
+  TRENDING_WINDOW_DAYS,
+  type PostmortemInsight,
+} from '../domain/postmortem';
+import { appendTimeline, getIncident, getTimeline } from '../store/incidents';
+import { IncidentModel, InsightModel } from '../store/models';
+import { createPostmortemOnce, getPostmortemByIncident, incidentsNear, trendingIncidents } from '../store/postmortems';
+
+const inputSchema = z.object({ incident: z.string().min(1) }).strict();
+
+/** The postmortem workflow's side effects. Idempotent: the incident's one postmortem is created once. */
+export function createPostmortemActivities() {
+  return {
+    /**
+     * Writes the postmortem of a resolved incident from what is stored about it (timeline,
+     * insight, earlier and neighbouring incidents), links it from the incident and notes it on
+     * the timeline. Returns its name; a retry or a second call returns the same name.
+     */
+    async generatePostmortem(input: { incident: string }): Promise<string> {
+      const parsed = inputSchema.safeParse(input);
+      if (!parsed.success) {
+        throw ApplicationFailure.create({ message: `invalid input: ${parsed.error.message}`, nonRetryable: true });
+      }
+      const name = parsed.data.incident;
+      const incident = await getIncident(name);
+      // Thrown (and retried): the resolve is persisted before the workflow starts us.
+      if (!incident) throw new Error(`incident ${name} does not exist`);
+      if (incident.state !== 'Resolved' || !incident.resolvedAt) {
+        throw new Error(`incident ${name} is ${incident.state}, not Resolved: no postmortem yet`);
+      }
+
+      let pm = (await getPostmortemByIncident(name))?.name;
+      if (!pm) {
+        const [timeline, insight, trending, related] = await Promise.all([
+          getTimeline(name),
+          InsightModel.findOne({ issueRef: name }, { _id: 0 }).lean<PostmortemInsight>(),
+          trendingIncidents(incident, TRENDING_WINDOW_DAYS),
+          incidentsNear(incident, RELATED_WINDOW_MS),
+        ]);
+        const report = buildPostmortemReport({
+          incident: { ...incident, resolvedAt: incident.resolvedAt },
+          timeline: timeline.filter((e) => e.type !== 'PostMortemGenerated'),
+          ...(insight && { insight }),
+          trending: summarizeTrending(incident, trending.earlier, trending.postmortems),
+          related,
+        });
+        pm = (await createPostmortemOnce({ incident: name, namespace: incident.namespace, report, at: new Date() }))
+          .name;
+      }
+
+      await IncidentModel.updateOne({ name }, { $set: { postmortem: pm } });
+      await appendTimeline(name, [
+        {
+          key: `${name}/postmortem`,
+          event: {
+            timestamp: new Date(),
+            type: 'PostMortemGenerated',
+            source: 'ai-engine',
+            message: `Postmortem ${pm} generated`,
+            details: { postmortem: pm },
+          },
+        },
+      ]);
+      return pm;
+    },
+  };
+}
+
+export type PostmortemActivities = ReturnType<typeof createPostmortemActivities>;

@@ -1,0 +1,324 @@
+import { z } from 'zod';
+import {
+  postmortemFeedbackSchema,
+  postmortemReportSchema,
+  postmortemReviewSchema,
+  postmortemStateSchema,
+} from '../../domain/postmortem';
+import { API_VERSION, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
+import { appendAudit } from '../../store/audit';
+import {
+  closePostmortem,
+  getPostmortem,
+  listPostmortems,
+  recordFeedback,
+  reviewPostmortem,
+  type PostmortemChange,
+  type PostmortemRecord,
+  type PostmortemSummary,
+} from '../../store/postmortems';
+import { auditSource } from '../auth';
+import { conflict, notFound } from '../errors';
+import { route } from '../route';
+
+const KIND = 'PostMortem';
+
+// ---------------------------------------------------------------------------------------------
+// Response shapes
+// ---------------------------------------------------------------------------------------------
+
+const timestamp = z.string().datetime();
+
+const listItemSchema = z.object({
+  name: z.string(),
+  namespace: z.string(),
+  incident: z.string(),
+  state: postmortemStateSchema,
+  title: z.string(),
+  severity: z.string(),
+  author: z.string(),
+  createdAt: timestamp,
+  reviewedBy: z.string().optional().describe('absent until reviewed'),
+});
+
+const feedbackSchema = z.object({
+  overrideRootCause: z.string().optional(),
+  remediationAccuracy: z.number().int().min(1).max(5).optional(),
+  comments: z.string().optional(),
+  providedBy: z.string().describe("the token's user"),
+  providedAt: timestamp,
+});
+
+const detailSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(KIND),
+  metadata: z.object({
+    name: z.string(),
+    namespace: z.string(),
+    incident: z.string(),
+    createdAt: timestamp,
+    author: z.string(),
+    reviewedBy: z.string().describe("'' until reviewed"),
+  }),
+  status: z.object({
+    state: postmortemStateSchema,
+    reviewer: z.string().optional(),
+    reviewStartedAt: timestamp.optional(),
+    closedAt: timestamp.optional(),
+    notes: z.string().optional(),
+  }),
+  report: postmortemReportSchema,
+  feedback: feedbackSchema.optional(),
+});
+
+const afterReviewSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(KIND),
+  metadata: z.object({ name: z.string(), namespace: z.string() }),
+  status: z.object({
+    state: postmortemStateSchema,
+    reviewer: z.string(),
+    reviewStartedAt: timestamp,
+    notes: z.string(),
+  }),
+});
+
+const afterCloseSchema = afterReviewSchema.extend({
+  status: z.object({ state: postmortemStateSchema, reviewer: z.string(), closedAt: timestamp, notes: z.string() }),
+});
+
+const feedbackResponseSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal(KIND),
+  metadata: z.object({ name: z.string(), namespace: z.string() }),
+  feedback: feedbackSchema,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Views
+// ---------------------------------------------------------------------------------------------
+
+const iso = (d: Date | undefined) => d?.toISOString();
+
+function listItemView(p: PostmortemSummary) {
+  return {
+    name: p.name,
+    namespace: p.namespace,
+    incident: p.incident,
+    state: p.state,
+    title: p.report?.title ?? '',
+    severity: p.report?.severity ?? '',
+    author: p.author,
+    createdAt: p.createdAt.toISOString(),
+    ...(p.reviewer !== undefined && { reviewedBy: p.reviewer }),
+  };
+}
+
+function feedbackView(f: NonNullable<PostmortemRecord['feedback']>) {
+  return { ...f, providedAt: f.providedAt.toISOString() };
+}
+
+function detailView(p: PostmortemRecord) {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: {
+      name: p.name,
+      namespace: p.namespace,
+      incident: p.incident,
+      createdAt: p.createdAt.toISOString(),
+      author: p.author,
+      reviewedBy: p.reviewer ?? '',
+    },
+    status: {
+      state: p.state,
+      ...(p.reviewer !== undefined && { reviewer: p.reviewer }),
+      ...(p.reviewStartedAt && { reviewStartedAt: iso(p.reviewStartedAt) }),
+      ...(p.closedAt && { closedAt: iso(p.closedAt) }),
+      ...(p.notes !== undefined && { notes: p.notes }),
+    },
+    report: p.report,
+    ...(p.feedback && { feedback: feedbackView(p.feedback) }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+// ---------------------------------------------------------------------------------------------
+
+const listQuery = paginationQuery(PAGE_SIZE.max, PAGE_SIZE.default).extend({
+  state: postmortemStateSchema.optional(),
+  incident: z.string().min(1).optional(),
+});
+
+/** When given, the postmortem must live in this namespace (otherwise 404). */
+const namespaceQuery = z.object({ namespace: z.string().min(1).optional() });
+
+const alreadyClosed = (p: PostmortemRecord) =>
+  conflict('PostMortem already closed', `closed by ${p.reviewer ?? 'unknown'} at ${iso(p.closedAt) ?? 'unknown time'}`);
+
+/** The change's postmortem, or the API error that the refusal maps to. */
+function applied(change: PostmortemChange, name: string): PostmortemRecord {
+  switch (change.outcome) {
+    case 'done':
+      return change.postmortem;
+    case 'not-found':
+      throw notFound(KIND, name);
+    case 'closed':
+      throw alreadyClosed(change.postmortem);
+    case 'not-reviewed':
+      throw conflict(
+        'PostMortem not reviewed',
+        `postmortem ${name} is ${change.postmortem.state}; review it (POST /postmortems/${name}/review) before closing`,
+      );
+  }
+}
+
+const conflictDoc = { description: 'the postmortem is not in a state that allows this' };
+
+/**
+ * Postmortems (DESIGN §9): anyone may read them; operators review, close and give feedback.
+ * The reviewer in a body is recorded as given; the audit record's user is the token's user.
+ */
+export function postmortemRoutes() {
+  return [
+    route({
+      method: 'get',
+      path: '/postmortems',
+      summary: 'List postmortems, newest first',
+      tag: 'Postmortems',
+      role: 'viewer',
+      query: listQuery,
+      responses: { 200: { description: 'postmortems', schema: listSchema('PostMortemList', listItemSchema) } },
+      handler: async ({ query }) => {
+        const { page, pageSize, ...filter } = query;
+        const { items, totalCount } = await listPostmortems(filter, page, pageSize);
+        return { body: listEnvelope('PostMortemList', items.map(listItemView), totalCount, page, pageSize) };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/postmortems/{name}',
+      summary: 'Get a postmortem with its full report',
+      tag: 'Postmortems',
+      role: 'viewer',
+      query: namespaceQuery,
+      responses: {
+        200: { description: 'the postmortem', schema: detailSchema },
+        404: { description: 'no such postmortem' },
+      },
+      handler: async ({ params, query }) => {
+        const pm = await getPostmortem(params.name, query.namespace);
+        if (!pm) throw notFound(KIND, params.name);
+        return { body: detailView(pm) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/postmortems/{name}/review',
+      summary: 'Start (or update) the review of a postmortem: Open or InReview → InReview',
+      tag: 'Postmortems',
+      role: 'operator',
+      query: namespaceQuery,
+      body: postmortemReviewSchema,
+      responses: {
+        200: { description: 'the postmortem after review', schema: afterReviewSchema },
+        404: { description: 'no such postmortem (in that namespace)' },
+        409: conflictDoc,
+      },
+      handler: async ({ params, query, body, req }) => {
+        const change = await reviewPostmortem(params.name, body, new Date(), query.namespace);
+        const pm = applied(change, params.name);
+        await appendAudit({
+          action: 'postmortem.review',
+          ...auditSource(req),
+          resource: pm.name,
+          resourceType: KIND,
+          namespace: pm.namespace,
+          details: {
+            reviewer: body.reviewer,
+            notes: body.notes,
+            incident: pm.incident,
+            ...(change.outcome === 'done' && { previousState: change.from }),
+          },
+        });
+        return {
+          body: {
+            apiVersion: API_VERSION,
+            kind: KIND,
+            metadata: { name: pm.name, namespace: pm.namespace },
+            status: {
+              state: pm.state,
+              reviewer: pm.reviewer,
+              reviewStartedAt: iso(pm.reviewStartedAt),
+              notes: pm.notes,
+            },
+          },
+        };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/postmortems/{name}/close',
+      summary: 'Close a reviewed postmortem: InReview → Closed',
+      tag: 'Postmortems',
+      role: 'operator',
+      query: namespaceQuery,
+      body: postmortemReviewSchema,
+      responses: {
+        200: { description: 'the postmortem after close', schema: afterCloseSchema },
+        404: { description: 'no such postmortem (in that namespace)' },
+        409: conflictDoc,
+      },
+      handler: async ({ params, query, body, req }) => {
+        const pm = applied(await closePostmortem(params.name, body, new Date(), query.namespace), params.name);
+        await appendAudit({
+          action: 'postmortem.close',
+          ...auditSource(req),
+          resource: pm.name,
+          resourceType: KIND,
+          namespace: pm.namespace,
+          details: { reviewer: body.reviewer, notes: body.notes, incident: pm.incident },
+        });
+        return {
+          body: {
+            apiVersion: API_VERSION,
+            kind: KIND,
+            metadata: { name: pm.name, namespace: pm.namespace },
+            status: { state: pm.state, reviewer: pm.reviewer, closedAt: iso(pm.closedAt), notes: pm.notes },
+          },
+        };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/postmortems/{name}/feedback',
+      summary: "Give feedback on the AI's report (any state; replaces earlier feedback)",
+      tag: 'Postmortems',
+      role: 'operator',
+      query: namespaceQuery,
+      body: postmortemFeedbackSchema,
+      responses: {
+        200: { description: 'the recorded feedback', schema: feedbackResponseSchema },
+        404: { description: 'no such postmortem (in that namespace)' },
+      },
+      handler: async ({ params, query, body, req }) => {
+        const source = auditSource(req);
+        const change = await recordFeedback(params.name, body, { user: source.user, at: new Date() }, query.namespace);
+        const pm = applied(change, params.name);
+        const feedback = feedbackView(pm.feedback!);
+        await appendAudit({
+          action: 'postmortem.feedback',
+          ...source,
+          resource: pm.name,
+          resourceType: KIND,
+          namespace: pm.namespace,
+          details: { ...feedback, incident: pm.incident },
+        });
+        return {
+          body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: pm.name, namespace: pm.namespace }, feedback },
+        };
+      },
+    }),
+  ];
+}

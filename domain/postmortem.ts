@@ -1,0 +1,362 @@
+import { z } from 'zod';
+import { formatDuration } from './duration';
+import { splitResource, type TimelineEvent } from './incident';
+import {
+  categoryForSignal,
+  RUNBOOK_CATEGORIES,
+  severitySchema,
+  SIGNAL_TYPES,
+  type Severity,
+  type SignalType,
+} from './runbook';
+
+/**
+ * Postmortems (DESIGN §9): one per resolved incident, written by Foghorn (`foghorn-ai`), then
+ * reviewed and closed by people. The report is built here from stored facts only: a field
+ * with nothing behind it stays empty (`''`, `0`, `[]`) — never invented.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Vocabularies (the spec leaves them open; decided here)
+// ---------------------------------------------------------------------------------------------
+
+export const POSTMORTEM_STATES = ['Open', 'InReview', 'Closed'] as const;
+export type PostmortemState = (typeof POSTMORTEM_STATES)[number];
+export const postmortemStateSchema = z.enum(POSTMORTEM_STATES);
+
+/** The AI author of every generated postmortem. */
+export const POSTMORTEM_AUTHOR = 'foghorn-ai';
+
+/** rootCause.category: the runbook category of the incident's signal ('' when unknown). */
+export const ROOT_CAUSE_CATEGORIES = RUNBOOK_CATEGORIES;
+export type RootCauseCategory = (typeof ROOT_CAUSE_CATEGORIES)[number];
+
+export const ACTION_ITEM_PRIORITIES = ['high', 'medium', 'low'] as const;
+export type ActionItemPriority = (typeof ACTION_ITEM_PRIORITIES)[number];
+export const ACTION_ITEM_STATUSES = ['open', 'in-progress', 'done'] as const;
+export type ActionItemStatus = (typeof ACTION_ITEM_STATUSES)[number];
+
+export const METRIC_PHASES = ['before', 'during', 'after'] as const;
+
+/** Action items of critical/high incidents are due 7 days after resolution, others after 14. */
+export const ACTION_ITEM_DUE_DAYS = { high: 7, medium: 14 } as const;
+/** Trending looks back this many days before detection. */
+export const TRENDING_WINDOW_DAYS = 30;
+/** Incidents in the same namespace detected this close to one another are related (cascade). */
+export const RELATED_WINDOW_MS = 10 * 60 * 1000;
+
+// ---------------------------------------------------------------------------------------------
+// The report (spec: Postmortem report fields)
+// ---------------------------------------------------------------------------------------------
+
+const timestamp = z.string().datetime();
+
+export const actionItemSchema = z.object({
+  priority: z.enum(ACTION_ITEM_PRIORITIES),
+  description: z.string(),
+  assignee: z.string().describe("'' until someone takes it"),
+  status: z.enum(ACTION_ITEM_STATUSES),
+  dueDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+});
+export type ActionItem = z.infer<typeof actionItemSchema>;
+
+export const trendingSchema = z.object({
+  occurrenceCount: z.number().int().describe('earlier incidents on the same resource or runbook category'),
+  windowDays: z.number().int(),
+  relatedPostMortems: z.array(z.string()),
+  pattern: z.string().describe("'' when nothing recurred"),
+});
+export type Trending = z.infer<typeof trendingSchema>;
+
+export const postmortemReportSchema = z.object({
+  title: z.string(),
+  severity: severitySchema,
+  duration: z.string().describe('Go duration from detection to resolution'),
+  detectedAt: timestamp,
+  resolvedAt: timestamp,
+  summary: z.string(),
+  impact: z.object({
+    usersAffected: z.number().int(),
+    requestsAffected: z.string(),
+    revenueImpact: z.string(),
+    slosBreached: z.array(z.string()),
+  }),
+  rootCause: z.object({
+    description: z.string(),
+    category: z.union([z.enum(ROOT_CAUSE_CATEGORIES), z.literal('')]),
+    confidence: z.number().min(0).max(1),
+  }),
+  timeline: z.array(z.object({ time: timestamp, event: z.string() })),
+  remediationApplied: z.object({ runbook: z.string(), steps: z.array(z.string()), result: z.string() }),
+  actionItems: z.array(actionItemSchema),
+  lessonsLearned: z.array(z.string()),
+  metricSnapshots: z.array(z.object({ name: z.string(), value: z.string(), timestamp, phase: z.enum(METRIC_PHASES) })),
+  blastRadius: z.array(
+    z.object({
+      resource: z.object({ kind: z.string(), name: z.string(), namespace: z.string() }),
+      impact: z.string(),
+      severity: severitySchema,
+    }),
+  ),
+  gitCorrelation: z.object({
+    commitSHA: z.string(),
+    commitMessage: z.string(),
+    author: z.string(),
+    timestamp: z.string().describe("RFC 3339, or '' without a correlated commit"),
+    confidence: z.number().min(0).max(1),
+    filesChanged: z.array(z.string()),
+  }),
+  trending: trendingSchema,
+  gitOpsContext: z.string(),
+  logAnalysisSummary: z.string(),
+  cascadeChain: z.array(z.string()).describe('related incidents and this one, in detection order'),
+});
+export type PostmortemReport = z.infer<typeof postmortemReportSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Requests (review, close, feedback)
+// ---------------------------------------------------------------------------------------------
+
+/** Body of review and close: the reviewer is recorded as given (the audit user is the token's). */
+export const postmortemReviewSchema = z
+  .object({
+    reviewer: z.string().trim().min(1).max(200),
+    notes: z.string().max(20_000).default(''),
+  })
+  .strict();
+export type PostmortemReviewRequest = z.output<typeof postmortemReviewSchema>;
+
+export const postmortemFeedbackSchema = z
+  .object({
+    overrideRootCause: z.string().max(4000).optional(),
+    remediationAccuracy: z.number().int().min(1).max(5).optional(),
+    comments: z.string().max(20_000).optional(),
+  })
+  .strict()
+  .refine((f) => Object.values(f).some((v) => v !== undefined), {
+    message: 'give at least one of overrideRootCause, remediationAccuracy, comments',
+  });
+export type PostmortemFeedbackRequest = z.output<typeof postmortemFeedbackSchema>;
+
+export interface PostmortemFeedback extends PostmortemFeedbackRequest {
+  providedBy: string;
+  providedAt: Date;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building the report
+// ---------------------------------------------------------------------------------------------
+
+/** The incident facts a report is built from (a resolved IncidentRecord fits). */
+export interface PostmortemIncident {
+  name: string;
+  namespace: string;
+  resource: string;
+  signalType: string;
+  severity: Severity;
+  description: string;
+  detectedAt: Date;
+  resolvedAt: Date;
+  resolution?: string;
+  resolvedBy?: string;
+  acknowledgedAt?: Date;
+  acknowledgedBy?: string;
+  escalatedAt?: Date;
+  correlatedSignals?: { signalType: string; at: Date }[];
+}
+
+export interface PostmortemInsight {
+  rootCause: string;
+  analysis: string;
+  confidence: number;
+  recommendations: string[];
+  cascadeAnalysis: string;
+  relatedEvents: string[];
+  logAnalysis: string;
+  gitOpsContext: string;
+}
+
+/** Another incident in the namespace detected within RELATED_WINDOW_MS of this one. */
+export interface RelatedIncident {
+  name: string;
+  resource: string;
+  signalType: string;
+  severity: Severity;
+  namespace: string;
+  detectedAt: Date;
+}
+
+export interface PostmortemInput {
+  incident: PostmortemIncident;
+  timeline: TimelineEvent[];
+  insight?: PostmortemInsight;
+  trending: Trending;
+  related: RelatedIncident[];
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const isSignalType = (s: string): s is SignalType => (SIGNAL_TYPES as readonly string[]).includes(s);
+
+/** The runbook category of a signal type, '' for a type Foghorn does not know. */
+export function rootCauseCategory(signalType: string): RootCauseCategory | '' {
+  return isSignalType(signalType) ? categoryForSignal(signalType) : '';
+}
+
+/** `yyyy-mm-dd` (UTC) `days` after `from`. */
+export function dueDate(from: Date, days: number): string {
+  return new Date(from.getTime() + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** An earlier incident found by the trending query. */
+export interface EarlierIncident {
+  name: string;
+  resource: string;
+  signalType: string;
+  /** Same cluster, namespace and resource as the incident the report is about. */
+  sameResource: boolean;
+}
+
+/** The trending block: how often this resource or this kind of problem occurred before. */
+export function summarizeTrending(
+  incident: Pick<PostmortemIncident, 'resource' | 'signalType'>,
+  earlier: EarlierIncident[],
+  relatedPostMortems: string[],
+  windowDays: number = TRENDING_WINDOW_DAYS,
+): Trending {
+  const onResource = earlier.filter((e) => e.sameResource).length;
+  const elsewhere = earlier.length - onResource;
+  const category = rootCauseCategory(incident.signalType);
+  const parts = [
+    ...(onResource > 0 ? [`${plural(onResource, 'earlier incident')} on ${incident.resource}`] : []),
+    ...(elsewhere > 0
+      ? [`${plural(elsewhere, `earlier ${category || incident.signalType} incident`)} on other resources`]
+      : []),
+  ];
+  return {
+    occurrenceCount: earlier.length,
+    windowDays,
+    relatedPostMortems,
+    pattern: parts.length > 0 ? `${parts.join(' and ')} in the ${windowDays} days before detection` : '',
+  };
+}
+
+/** Related incidents and this one, oldest detection first (ties: the others first); [] alone. */
+export function cascadeChain(incident: Pick<PostmortemIncident, 'name' | 'detectedAt'>, related: RelatedIncident[]) {
+  if (related.length === 0) return [];
+  const others = [...related].sort((a, b) => a.detectedAt.getTime() - b.detectedAt.getTime());
+  const at = incident.detectedAt.getTime();
+  const before = others.filter((r) => r.detectedAt.getTime() <= at);
+  const after = others.filter((r) => r.detectedAt.getTime() > at);
+  return [...before.map((r) => r.name), incident.name, ...after.map((r) => r.name)];
+}
+
+function summaryOf(input: PostmortemInput, duration: string): string {
+  const { incident: i } = input;
+  const correlated = i.correlatedSignals ?? [];
+  const sentences = [
+    `${i.signalType} was detected on ${i.resource} in namespace ${i.namespace} at ${i.detectedAt.toISOString()} ` +
+      `(severity ${i.severity})${i.description ? `: ${i.description.replace(/\.$/, '')}` : ''}.`,
+    correlated.length > 0
+      ? `${plural(correlated.length, 'further signal')} joined the incident (${[...new Set(correlated.map((s) => s.signalType))].join(', ')}).`
+      : '',
+    i.acknowledgedAt
+      ? `Acknowledged${i.acknowledgedBy ? ` by ${i.acknowledgedBy}` : ''} ${formatDuration(i.acknowledgedAt.getTime() - i.detectedAt.getTime())} after detection.`
+      : '',
+    i.escalatedAt
+      ? `Escalated to on-call ${formatDuration(i.escalatedAt.getTime() - i.detectedAt.getTime())} after detection.`
+      : '',
+    `Resolved${i.resolvedBy ? ` by ${i.resolvedBy}` : ''} at ${i.resolvedAt.toISOString()}, ${duration} after detection` +
+      `${i.resolution ? `: ${i.resolution.replace(/\.$/, '')}` : ''}.`,
+  ];
+  return sentences.filter((s) => s !== '').join(' ');
+}
+
+/** Statements the stored facts back up; nothing is guessed. */
+function lessonsOf(input: PostmortemInput, duration: string, actionItems: ActionItem[]): string[] {
+  const { incident: i, insight, related, trending } = input;
+  const since = (at: Date) => formatDuration(at.getTime() - i.detectedAt.getTime());
+  const correlated = i.correlatedSignals ?? [];
+  const lessons: string[] = [
+    i.acknowledgedAt
+      ? `Time to acknowledge: ${since(i.acknowledgedAt)}${i.acknowledgedBy ? ` (${i.acknowledgedBy})` : ''}.`
+      : 'The incident was not acknowledged before it was resolved.',
+    `Time to resolve: ${duration}.`,
+  ];
+  if (i.escalatedAt) lessons.push(`Automation did not resolve it; escalated to on-call after ${since(i.escalatedAt)}.`);
+  if (correlated.length > 0) {
+    const types = [...new Set(correlated.map((s) => s.signalType))];
+    lessons.push(
+      `${plural(correlated.length, 'correlated signal')} (${types.join(', ')}) joined the incident: ${i.resource} showed more than one symptom.`,
+    );
+  }
+  if (related.length > 0) {
+    lessons.push(
+      `${plural(related.length, 'other incident')} in namespace ${i.namespace} ${related.length === 1 ? 'was' : 'were'} detected within ` +
+        `${formatDuration(RELATED_WINDOW_MS)} (${related.map((r) => r.name).join(', ')}): investigate them together.`,
+    );
+  }
+  if (insight?.cascadeAnalysis) lessons.push(insight.cascadeAnalysis);
+  if (trending.occurrenceCount > 0) lessons.push(`Recurring problem: ${trending.pattern}.`);
+  if (actionItems.length > 0) {
+    lessons.push(
+      `The analysis recommends ${plural(actionItems.length, 'follow-up')}, tracked as action items due ${actionItems[0].dueDate}: ` +
+        `${actionItems.map((a) => a.description.replace(/\.$/, '')).join('; ')}.`,
+    );
+  }
+  return lessons;
+}
+
+/** The spec's postmortem report for a resolved incident. Pure and deterministic. */
+export function buildPostmortemReport(input: PostmortemInput): PostmortemReport {
+  const { incident: i, insight, related } = input;
+  const duration = formatDuration(i.resolvedAt.getTime() - i.detectedAt.getTime());
+  const urgent = i.severity === 'critical' || i.severity === 'high';
+  const priority = urgent ? 'high' : 'medium';
+  const actionItems: ActionItem[] = (insight?.recommendations ?? [])
+    .filter((r) => r.trim() !== '')
+    .map((description): ActionItem => ({
+      priority,
+      description,
+      assignee: '',
+      status: 'open',
+      dueDate: dueDate(i.resolvedAt, ACTION_ITEM_DUE_DAYS[priority]),
+    }));
+
+  return {
+    title: `${i.signalType} on ${i.resource} (${i.name})`,
+    severity: i.severity,
+    duration,
+    detectedAt: i.detectedAt.toISOString(),
+    resolvedAt: i.resolvedAt.toISOString(),
+    summary: summaryOf(input, duration),
+    impact: { usersAffected: 0, requestsAffected: '', revenueImpact: '', slosBreached: [] },
+    rootCause: {
+      description: insight?.rootCause ?? '',
+      category: rootCauseCategory(i.signalType),
+      confidence: insight?.confidence ?? 0,
+    },
+    timeline: [...input.timeline]
+      .sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime())
+      .map((e) => ({ time: e.timestamp.toISOString(), event: `${e.type}: ${e.message}` })),
+    remediationApplied: { runbook: '', steps: [], result: '' },
+    actionItems,
+    lessonsLearned: lessonsOf(input, duration, actionItems),
+    metricSnapshots: [],
+    blastRadius: [...related]
+      .sort((a, b) => a.detectedAt.getTime() - b.detectedAt.getTime())
+      .map((r) => {
+        const { kind, name } = splitResource(r.resource);
+        return {
+          resource: { kind, name, namespace: r.namespace },
+          impact: `${r.signalType} (${r.name})`,
+          severity: r.severity,
+        };
+      }),
+    gitCorrelation: { commitSHA: '', commitMessage: '', author: '', timestamp: '', confidence: 0, filesChanged: [] },
+    trending: input.trending,
+    gitOpsContext: insight?.gitOpsContext ?? '',
+    logAnalysisSummary: insight?.logAnalysis ?? '',
+    cascadeChain: cascadeChain(i, related),
+  };
+}

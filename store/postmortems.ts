@@ -1,0 +1,286 @@
+import type { Severity } from '../domain/incident';
+import {
+  POSTMORTEM_AUTHOR,
+  rootCauseCategory,
+  type EarlierIncident,
+  type PostmortemFeedback,
+  type PostmortemFeedbackRequest,
+  type PostmortemReport,
+  type PostmortemReviewRequest,
+  type PostmortemState,
+  type RelatedIncident,
+} from '../domain/postmortem';
+import { categoryForSignal, SIGNAL_TYPES } from '../domain/runbook';
+import { isDuplicateKey } from './connection';
+import type { IncidentRecord } from './incidents';
+import { IncidentModel, PostmortemModel } from './models';
+import { allocateName } from './names';
+import type { Page } from './pagination';
+
+/** A postmortem as stored (lean). */
+export interface PostmortemRecord {
+  name: string;
+  incident: string;
+  namespace: string;
+  state: PostmortemState;
+  author: string;
+  reviewer?: string;
+  reviewStartedAt?: Date;
+  closedAt?: Date;
+  notes?: string;
+  createdAt: Date;
+  report: PostmortemReport;
+  feedback?: PostmortemFeedback;
+}
+
+/** What a list shows: everything but the report, plus its title and severity. */
+export type PostmortemSummary = Omit<PostmortemRecord, 'report'> & {
+  report: Pick<PostmortemReport, 'title' | 'severity'>;
+};
+
+const NO_ID = { _id: 0 } as const;
+
+export async function getPostmortem(name: string, namespace?: string): Promise<PostmortemRecord | undefined> {
+  return (
+    (await PostmortemModel.findOne(
+      { name, ...(namespace !== undefined && { namespace }) },
+      NO_ID,
+    ).lean<PostmortemRecord>()) ?? undefined
+  );
+}
+
+export async function getPostmortemByIncident(incident: string): Promise<PostmortemRecord | undefined> {
+  return (await PostmortemModel.findOne({ incident }, NO_ID).lean<PostmortemRecord>()) ?? undefined;
+}
+
+/**
+ * Writes the incident's one postmortem, Open and authored by Foghorn. Idempotent: when the
+ * incident already has one (a retried activity, a second call, a concurrent writer — the unique
+ * `incident` index decides) that one's name comes back and nothing is written.
+ */
+export async function createPostmortemOnce(input: {
+  incident: string;
+  namespace: string;
+  report: PostmortemReport;
+  at: Date;
+}): Promise<{ name: string; created: boolean }> {
+  const existing = await getPostmortemByIncident(input.incident);
+  if (existing) return { name: existing.name, created: false };
+  const name = await allocateName('PM', input.at);
+  try {
+    await PostmortemModel.create({
+      name,
+      incident: input.incident,
+      namespace: input.namespace,
+      state: 'Open',
+      author: POSTMORTEM_AUTHOR,
+      createdAt: input.at,
+      report: input.report,
+    });
+    return { name, created: true };
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    const raced = await getPostmortemByIncident(input.incident);
+    if (!raced) throw err;
+    return { name: raced.name, created: false };
+  }
+}
+
+export interface PostmortemFilter {
+  state?: PostmortemState;
+  incident?: string;
+}
+
+/** One page of postmortems, newest first (the name breaks ties), without the bulky report. */
+export async function listPostmortems(
+  filter: PostmortemFilter,
+  page: number,
+  pageSize: number,
+): Promise<Page<PostmortemSummary>> {
+  const query: Record<string, unknown> = {};
+  if (filter.state) query.state = filter.state;
+  if (filter.incident) query.incident = filter.incident;
+  const [items, totalCount] = await Promise.all([
+    PostmortemModel.find(query, {
+      _id: 0,
+      name: 1,
+      incident: 1,
+      namespace: 1,
+      state: 1,
+      author: 1,
+      reviewer: 1,
+      reviewStartedAt: 1,
+      closedAt: 1,
+      createdAt: 1,
+      'report.title': 1,
+      'report.severity': 1,
+    })
+      .sort({ createdAt: -1, name: -1 })
+      .skip((page - 1) * pageSize)
+      .limit(pageSize)
+      .lean<PostmortemSummary[]>(),
+    PostmortemModel.countDocuments(query),
+  ]);
+  return { items, totalCount };
+}
+
+/** The outcome of a review, close or feedback: the postmortem after it, or why it was refused. */
+export type PostmortemChange =
+  | { outcome: 'done'; postmortem: PostmortemRecord; from: PostmortemState }
+  | { outcome: 'not-found' }
+  | { outcome: 'closed' | 'not-reviewed'; postmortem: PostmortemRecord };
+
+const MAX_TRIES = 10;
+
+/**
+ * Applies the first move whose `from` state the postmortem is in, as a conditional update (the
+ * state is part of the filter, so a concurrent move makes ours match nothing and we re-read).
+ * `refuse` names why the current state allows none of the moves.
+ */
+async function move(
+  name: string,
+  namespace: string | undefined,
+  moves: { from: PostmortemState; set: Record<string, unknown> }[],
+  refuse: (current: PostmortemRecord) => 'closed' | 'not-reviewed',
+): Promise<PostmortemChange> {
+  const where = { name, ...(namespace !== undefined && { namespace }) };
+  for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
+    for (const m of moves) {
+      const res = await PostmortemModel.updateOne({ ...where, state: m.from }, { $set: m.set });
+      if (res.matchedCount > 0) return { outcome: 'done', postmortem: (await getPostmortem(name))!, from: m.from };
+    }
+    const current = await getPostmortem(name, namespace);
+    if (!current) return { outcome: 'not-found' };
+    if (!moves.some((m) => m.from === current.state)) return { outcome: refuse(current), postmortem: current };
+    // It moved between our update and our read: try again against its new state.
+  }
+  throw new Error(`postmortem ${name} kept changing under us`);
+}
+
+/**
+ * Open → InReview (reviewer, notes, reviewStartedAt recorded); InReview → InReview updates the
+ * reviewer and notes and keeps when the review started. Refused from Closed.
+ */
+export function reviewPostmortem(
+  name: string,
+  request: PostmortemReviewRequest,
+  at: Date,
+  namespace?: string,
+): Promise<PostmortemChange> {
+  const { reviewer, notes } = request;
+  return move(
+    name,
+    namespace,
+    [
+      { from: 'Open', set: { state: 'InReview', reviewer, notes, reviewStartedAt: at } },
+      { from: 'InReview', set: { reviewer, notes } },
+    ],
+    () => 'closed',
+  );
+}
+
+/** InReview → Closed (reviewer = who closed it, closedAt, notes). Refused from Open and Closed. */
+export function closePostmortem(
+  name: string,
+  request: PostmortemReviewRequest,
+  at: Date,
+  namespace?: string,
+): Promise<PostmortemChange> {
+  const { reviewer, notes } = request;
+  return move(
+    name,
+    namespace,
+    [{ from: 'InReview', set: { state: 'Closed', reviewer, notes, closedAt: at } }],
+    (current) => (current.state === 'Closed' ? 'closed' : 'not-reviewed'),
+  );
+}
+
+/** Records feedback on the AI's report in any state; the latest feedback replaces the previous. */
+export async function recordFeedback(
+  name: string,
+  feedback: PostmortemFeedbackRequest,
+  by: { user: string; at: Date },
+  namespace?: string,
+): Promise<PostmortemChange> {
+  const where = { name, ...(namespace !== undefined && { namespace }) };
+  const stored: PostmortemFeedback = {
+    ...(feedback.overrideRootCause !== undefined && { overrideRootCause: feedback.overrideRootCause }),
+    ...(feedback.remediationAccuracy !== undefined && { remediationAccuracy: feedback.remediationAccuracy }),
+    ...(feedback.comments !== undefined && { comments: feedback.comments }),
+    providedBy: by.user,
+    providedAt: by.at,
+  };
+  const before = await getPostmortem(name, namespace);
+  if (!before) return { outcome: 'not-found' };
+  const res = await PostmortemModel.updateOne(where, { $set: { feedback: stored } });
+  if (res.matchedCount === 0) return { outcome: 'not-found' };
+  return { outcome: 'done', postmortem: { ...before, feedback: stored }, from: before.state };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Facts for the report
+// ---------------------------------------------------------------------------------------------
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Earlier incidents (not this one) on the same resource, or of the same runbook category
+ * anywhere, detected in the `windowDays` before this one's detection, oldest first; with the
+ * names of their postmortems.
+ */
+export async function trendingIncidents(
+  incident: Pick<IncidentRecord, 'name' | 'resourceKey' | 'signalType' | 'detectedAt'>,
+  windowDays: number,
+): Promise<{ earlier: EarlierIncident[]; postmortems: string[] }> {
+  const category = rootCauseCategory(incident.signalType);
+  const sameCategory = category ? SIGNAL_TYPES.filter((t) => categoryForSignal(t) === category) : [];
+  const earlier = await IncidentModel.find(
+    {
+      name: { $ne: incident.name },
+      detectedAt: { $gte: new Date(incident.detectedAt.getTime() - windowDays * DAY_MS), $lt: incident.detectedAt },
+      $or: [
+        { resourceKey: incident.resourceKey },
+        ...(sameCategory.length ? [{ signalType: { $in: sameCategory } }] : []),
+      ],
+    },
+    { _id: 0, name: 1, resource: 1, resourceKey: 1, signalType: 1 },
+  )
+    .sort({ detectedAt: 1, name: 1 })
+    .lean<Pick<IncidentRecord, 'name' | 'resource' | 'resourceKey' | 'signalType'>[]>();
+  const names = earlier.map((e) => e.name);
+  const pms = names.length
+    ? await PostmortemModel.find({ incident: { $in: names } }, { _id: 0, name: 1, incident: 1 }).lean<
+        { name: string; incident: string }[]
+      >()
+    : [];
+  const pmOf = new Map(pms.map((p) => [p.incident, p.name]));
+  return {
+    earlier: earlier.map((e) => ({
+      name: e.name,
+      resource: e.resource,
+      signalType: e.signalType,
+      sameResource: e.resourceKey === incident.resourceKey,
+    })),
+    postmortems: names.flatMap((n) => (pmOf.has(n) ? [pmOf.get(n)!] : [])),
+  };
+}
+
+/** Other incidents in the namespace (any state) detected within `windowMs` of this one, oldest first. */
+export async function incidentsNear(
+  incident: Pick<IncidentRecord, 'name' | 'namespace' | 'detectedAt'>,
+  windowMs: number,
+  limit = 50,
+): Promise<RelatedIncident[]> {
+  const at = incident.detectedAt.getTime();
+  return IncidentModel.find(
+    {
+      namespace: incident.namespace,
+      name: { $ne: incident.name },
+      detectedAt: { $gte: new Date(at - windowMs), $lte: new Date(at + windowMs) },
+    },
+    { _id: 0, name: 1, resource: 1, signalType: 1, severity: 1, namespace: 1, detectedAt: 1 },
+  )
+    .sort({ detectedAt: 1, name: 1 })
+    .limit(limit)
+    .lean<(Omit<RelatedIncident, 'severity'> & { severity: Severity })[]>();
+}

@@ -1,0 +1,212 @@
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  executeChild,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { IncidentActivities } from '../activities/incidents';
+import type { IncidentState, Severity } from '../domain/incident';
+import {
+  acknowledgeUpdate,
+  CONFLICT,
+  correlateSignal,
+  INVALID,
+  liveStateQuery,
+  resolveUpdate,
+  snoozeUpdate,
+  type CorrelatedSignal,
+  type LiveState,
+} from './incident-messages';
+import { postmortemWorkflow } from './postmortem';
+import { INCIDENT, INCIDENT_STATE, NAMESPACE, RESOURCE, SEVERITY } from './search-attributes';
+
+/** Persistence is quick and idempotent: retry it patiently. */
+const acts = proxyActivities<IncidentActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }, // unlimited attempts
+});
+/** Analysis may call an LLM: longer timeout, and it falls back to the rules analyzer itself. */
+const analysis = proxyActivities<IncidentActivities>({
+  startToCloseTimeout: '2m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+});
+
+export interface IncidentWorkflowInput {
+  name: string;
+  namespace: string;
+  resource: string;
+  severity: Severity;
+  /** Carried across continue-as-new; absent on the first run. */
+  carried?: { live: LiveState; pending: CorrelatedSignal[]; signalsSeen: number; pastTriage: boolean };
+}
+
+const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * One incident's life (DESIGN §6), workflow id = incident name:
+ * Detected → Analyzing → (runbook match) → [remediation seam] → Escalated, and Resolved by a person
+ * or the alert source at any point. Acknowledge, snooze and resolve are updates whose validators
+ * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
+ */
+export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
+  const { name } = input;
+  const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
+  const pending: CorrelatedSignal[] = input.carried?.pending ?? [];
+  let signalsSeen = input.carried?.signalsSeen ?? 0;
+  const resolved = () => live.state === 'Resolved';
+
+  const publish = () =>
+    upsertSearchAttributes([
+      { key: INCIDENT, value: name },
+      { key: INCIDENT_STATE, value: live.state },
+      { key: SEVERITY, value: input.severity },
+      { key: NAMESPACE, value: input.namespace },
+      { key: RESOURCE, value: input.resource },
+    ]);
+  const moveTo = async (
+    state: IncidentState,
+    event?: Parameters<IncidentActivities['setIncidentState']>[0]['event'],
+  ) => {
+    if (resolved()) return;
+    await acts.setIncidentState({ name, state, at: new Date().toISOString(), event });
+    if (resolved()) return; // a resolve landed while we were persisting: it wins
+    live.state = state;
+    publish();
+  };
+
+  setHandler(liveStateQuery, () => live);
+  setHandler(correlateSignal, (signal) => void pending.push(signal));
+
+  setHandler(
+    acknowledgeUpdate,
+    async (request) => {
+      const at = new Date().toISOString();
+      Object.assign(live, { acknowledged: true, acknowledgedBy: request.acknowledgedBy, acknowledgedAt: at });
+      await acts.acknowledgeIncident({ name, request, at });
+    },
+    {
+      validator: (_request) => {
+        rejectIfResolved();
+        if (live.acknowledged) {
+          throw ApplicationFailure.create({
+            type: CONFLICT,
+            message: 'Incident already acknowledged',
+            details: [`acknowledged by ${live.acknowledgedBy} at ${live.acknowledgedAt}`],
+          });
+        }
+      },
+    },
+  );
+
+  setHandler(
+    snoozeUpdate,
+    async (request) => {
+      const at = new Date();
+      live.snoozeUntil = new Date(at.getTime() + request.durationMs).toISOString();
+      await acts.snoozeIncident({ name, request, at: at.toISOString() });
+    },
+    {
+      validator: (request) => {
+        rejectIfResolved();
+        if (!(request.durationMs > 0 && request.durationMs <= SNOOZE_MAX_MS)) {
+          throw ApplicationFailure.create({
+            type: INVALID,
+            message: 'Invalid duration',
+            details: [`${request.duration} is not between 0s and 24h`],
+          });
+        }
+      },
+    },
+  );
+
+  setHandler(
+    resolveUpdate,
+    async (request) => {
+      const at = new Date().toISOString();
+      if (request.atSource && live.state === 'Escalated') {
+        // An escalated incident is in human hands: the source clearing does not close it.
+        await acts.noteSourceResolution({ name, at });
+        return false;
+      }
+      Object.assign(live, { state: 'Resolved', resolvedBy: request.actor.user, resolvedAt: at });
+      await acts.resolveIncident({ name, request, at });
+      publish();
+      return true;
+    },
+    { validator: (_request) => rejectIfResolved() },
+  );
+
+  function rejectIfResolved() {
+    if (resolved()) {
+      throw ApplicationFailure.create({
+        type: CONFLICT,
+        message: 'Incident already resolved',
+        details: [`resolved by ${live.resolvedBy} at ${live.resolvedAt}`],
+      });
+    }
+  }
+
+  /** Correlated signals are recorded in arrival order, each exactly once (keyed by its index). */
+  const recordSignals = async () => {
+    while (pending.length > 0) {
+      const batch = pending.splice(0, 100);
+      await acts.recordCorrelatedSignals({
+        name,
+        signals: batch,
+        firstIndex: signalsSeen,
+        afterResolution: resolved(),
+      });
+      signalsSeen += batch.length;
+      live.correlatedSignals = signalsSeen;
+    }
+  };
+  let pumpDone = false;
+  const pump = (async () => {
+    for (;;) {
+      await condition(() => pending.length > 0 || pumpDone);
+      if (pending.length === 0) return;
+      await recordSignals();
+    }
+  })();
+
+  publish();
+  if (!input.carried?.pastTriage) {
+    await moveTo('Analyzing');
+    if (!resolved()) await analysis.analyzeIncident({ name });
+    if (!resolved()) await acts.matchRunbook({ name });
+    // Remediation plugs in here: choose a strategy (matched runbook, generated runbook, agentic
+    // loop), run attempts with approvals, and resolve on success. Until that engine exists no
+    // strategy can run, so the incident goes to people.
+    if (!resolved()) {
+      await moveTo('Escalated', {
+        type: 'Escalation',
+        source: 'escalation-engine',
+        message: 'No automatic remediation strategy is available; escalated to on-call',
+      });
+    }
+  }
+
+  // Wait for a person (or the source) to resolve; keep history bounded while we wait.
+  await condition(() => resolved() || workflowInfo().continueAsNewSuggested);
+  if (!resolved()) {
+    pumpDone = true;
+    await pump;
+    await condition(allHandlersFinished);
+    await continueAsNew<typeof incidentWorkflow>({
+      ...input,
+      carried: { live, pending, signalsSeen, pastTriage: true },
+    });
+  }
+
+  pumpDone = true;
+  await pump;
+  await recordSignals();
+  await condition(allHandlersFinished);
+  await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });
+}
