@@ -31,6 +31,7 @@ export interface IncidentActivityDeps {
 }
 
 const CASCADE_WINDOW_MS = 10 * 60 * 1000;
+const HEARTBEAT_MS = 3_000;
 
 async function mustGet(name: string): Promise<IncidentRecord> {
   const incident = await getIncident(name);
@@ -100,15 +101,21 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       let used: { provider: string; model: string } = provider;
       let fallbackReason = '';
       if (deps.llm) {
+        const activity = Context.current();
+        // Heartbeats while the model thinks: a dead worker's attempt is retried within the
+        // heartbeat timeout instead of the whole start-to-close timeout.
+        const beat = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);
         try {
-          Context.current().heartbeat();
-          insight = await analyzeWithLlm(deps.llm, ctx, Context.current().cancellationSignal);
+          activity.heartbeat();
+          insight = await analyzeWithLlm(deps.llm, ctx, activity.cancellationSignal);
         } catch (err) {
           // Cancelled (worker shutting down, workflow gone): let Temporal retry, don't fall back.
-          if (Context.current().cancellationSignal.aborted) throw err;
+          if (activity.cancellationSignal.aborted) throw err;
           fallbackReason = (err as Error).message;
           insight = analyzeWithRules(ctx);
           used = RULES_PROVIDER;
+        } finally {
+          clearInterval(beat);
         }
       } else {
         insight = analyzeWithRules(ctx);

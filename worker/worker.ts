@@ -1,4 +1,11 @@
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type LogLevel,
+  type WorkerOptions as SdkWorkerOptions,
+} from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { Config } from '../domain/config';
 
@@ -9,6 +16,8 @@ export interface WorkerOptions {
   taskQueue: string;
   /** Tests of the harness itself pass a fixture bundle; production uses Foghorn's workflows. */
   workflowsPath?: string;
+  /** Workflow cache size; 0 disables sticky execution (the test server never moves sticky tasks). */
+  maxCachedWorkflows?: SdkWorkerOptions['maxCachedWorkflows'];
 }
 
 const temporalLevels: Record<string, LogLevel> = {
@@ -40,5 +49,6 @@ export function createWorker(options: WorkerOptions): Promise<Worker> {
     taskQueue: options.taskQueue,
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
     activities: createActivities(options.config),
+    ...(options.maxCachedWorkflows !== undefined && { maxCachedWorkflows: options.maxCachedWorkflows }),
   });
 }

@@ -33,7 +33,7 @@ const acts = proxyActivities<IncidentActivities>({
 /** Analysis may call an LLM: longer timeout, and it falls back to the rules analyzer itself. */
 const analysis = proxyActivities<IncidentActivities>({
   startToCloseTimeout: '2m',
-  heartbeatTimeout: '30s',
+  heartbeatTimeout: '10s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
 });
 

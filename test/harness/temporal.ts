@@ -23,6 +23,8 @@ export interface WorkflowEnvOptions {
   workflowsPath?: string;
   /** Extra environment for the worker's configuration (e.g. FOGHORN_LLM_BASE_URL). */
   env?: Record<string, string>;
+  /** For tests that restart workers: see createWorker below. */
+  withoutWorkflowCache?: boolean;
 }
 
 /**
@@ -44,6 +46,9 @@ export async function useWorkflowEnv(opts: WorkflowEnvOptions = {}) {
       namespace: env.namespace ?? 'default',
       taskQueue,
       workflowsPath: opts.workflowsPath,
+      // The time-skipping server never hands a stopped worker's sticky tasks to another worker
+      // (a real server does after 5s), so restart tests run without the workflow cache.
+      maxCachedWorkflows: opts.withoutWorkflowCache ? 0 : undefined,
     });
   const worker = await newWorker();
   return {
