@@ -1,18 +1,8 @@
-import { execFileSync, spawn, type ChildProcess } from 'child_process';
+import { execFileSync } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
-import { freePort } from '../harness/ports';
-
-/** `foghorn dev` as a newcomer runs it (what `npm start` runs), on free ports and a fresh data dir. */
-const CLI = path.join(__dirname, '../../bin/foghorn.js');
-
-interface Running {
-  child: ChildProcess;
-  output: () => string;
-  token: string;
-  api: string;
-}
+import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
 
 function descendants(pid: number): number[] {
   const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' });
@@ -36,43 +26,10 @@ const alive = (pid: number) => {
   }
 };
 
-async function startDev(env: NodeJS.ProcessEnv): Promise<Running> {
-  const child = spawn(process.execPath, [CLI, 'dev'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const deadline = Date.now() + 120_000;
-  while (!/Admin token:\s+(\S+)/.test(output)) {
-    if (child.exitCode !== null) throw new Error(`foghorn dev exited early:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`foghorn dev did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const token = /Admin token:\s+(\S+)/.exec(output)![1];
-  const api = /API:\s+(\S+)/.exec(output)![1];
-  return { child, output: () => output, token, api };
-}
-
-async function waitReady(api: string): Promise<void> {
-  const readyz = new URL('/readyz', api).toString();
-  for (let i = 0; i < 120; i++) {
-    const status = await fetch(readyz).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error('readyz never returned 200');
-}
-
-async function sigint(run: Running): Promise<number[]> {
+/** Ctrl-C; returns the descendants it had, to check none survived. */
+async function sigint(run: DevProcess): Promise<number[]> {
   const kids = descendants(run.child.pid!);
-  const exited = new Promise((resolve) => run.child.once('exit', resolve));
-  run.child.kill('SIGINT');
-  await exited;
+  await stopDev(run);
   return kids;
 }
 
@@ -80,17 +37,7 @@ describe('foghorn dev (e2e)', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-e2e-'));
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
-    env = {
-      FOGHORN_DATA_DIR: dataDir,
-      FOGHORN_API_ADDR: `127.0.0.1:${await freePort()}`,
-      FOGHORN_TEMPORAL_PORT: String(await freePort()),
-      FOGHORN_TEMPORAL_UI_PORT: String(await freePort()),
-      FOGHORN_MONGO_PORT: String(await freePort()),
-      FOGHORN_LOG_LEVEL: 'warn',
-      FOGHORN_ADMIN_TOKEN: '',
-      MONGODB_URI: '',
-      TEMPORAL_ADDRESS: '',
-    };
+    env = await devEnv(dataDir);
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 

@@ -1,0 +1,95 @@
+/**
+ * Alertmanager ingestion throughput on the embedded stack (`foghorn dev`): alerts per second
+ * into incidents with workflows started, at 1, 8 and 32 concurrent senders, and whether every
+ * duplicate was folded into its resource's incident.
+ * Usage: npx ts-node --transpile-only bench/ingest.ts [alertsPerRound=200] [resourcesPerRound=50]
+ */
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import path from 'path';
+import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { runConcurrently, summary } from './stats';
+
+const ALERTS = Number(process.argv[2] ?? 200);
+const RESOURCES = Number(process.argv[3] ?? 50);
+
+async function main() {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-'));
+  const dev = await startDev({ ...(await devEnv(dataDir)), FOGHORN_RATE_LIMIT: '1000000' });
+  try {
+    await waitReady(dev.api);
+    const headers = { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' };
+    const get = (p: string) =>
+      fetch(dev.api + p, { headers }).then(
+        (r) => r.json() as Promise<{ metadata: { totalCount: number }; items: { name: string }[] }>,
+      );
+    console.log(`${ALERTS} alerts over ${RESOURCES} resources per round (${ALERTS - RESOURCES} duplicates to fold)`);
+    for (const senders of [1, 8, 32]) {
+      const namespace = `bench-c${senders}`;
+      const started = performance.now();
+      const latencies = await runConcurrently(ALERTS, senders, async (i) => {
+        const body = {
+          version: '4',
+          groupKey: 'bench',
+          status: 'firing',
+          receiver: 'foghorn',
+          groupLabels: {},
+          commonLabels: {},
+          commonAnnotations: {},
+          externalURL: 'http://am',
+          alerts: [
+            {
+              status: 'firing',
+              labels: {
+                alertname: 'KubePodCrashLooping',
+                severity: 'high',
+                namespace,
+                deployment: `svc-${i % RESOURCES}`,
+              },
+              annotations: { summary: 'crash looping' },
+              startsAt: new Date().toISOString(),
+              endsAt: '0001-01-01T00:00:00Z',
+              generatorURL: '',
+              fingerprint: `f${i}`,
+            },
+          ],
+        };
+        const res = await fetch(`${dev.api}/alerts/alertmanager`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+        });
+        if (res.status !== 202) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+      });
+      const seconds = (performance.now() - started) / 1000;
+      const list = await get(`/incidents?namespace=${namespace}&pageSize=100`);
+      // Correlations are recorded by each incident's workflow shortly after the 202.
+      let folded = 0;
+      for (let tries = 0; tries < 120; tries++) {
+        folded = 0;
+        for (const item of list.items) {
+          const d = (await fetch(`${dev.api}/incidents/${item.name}`, { headers }).then((r) => r.json())) as {
+            status: { correlatedSignals: number };
+          };
+          folded += d.status.correlatedSignals;
+        }
+        if (folded >= ALERTS - RESOURCES) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const l = summary(latencies);
+      console.log(
+        `senders=${String(senders).padStart(2)}  ${(ALERTS / seconds).toFixed(1).padStart(6)} alerts/s  request p50=${l.p50.toFixed(1)}ms p99=${l.p99.toFixed(1)}ms  ` +
+          `incidents=${list.metadata.totalCount}/${RESOURCES}  folded=${folded}/${ALERTS - RESOURCES}`,
+      );
+    }
+  } finally {
+    await stopDev(dev);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
