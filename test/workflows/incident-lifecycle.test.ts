@@ -227,5 +227,11 @@ describe('incident lifecycle', () => {
     expect(detail.body.spec.severity).toBe('critical'); // derived from risk when the source named none
     const list = await get('/incidents?resource=Deployment/payments&namespace=shop');
     expect(list.body.metadata.totalCount).toBe(1);
+
+    // Cascade analysis names the other open incidents of the namespace from the last minutes.
+    await untilState(name as string, 'Escalated');
+    const checkout = (await get('/incidents?resource=Deployment/checkout')).body.items[0].name;
+    const insight = (await get(`/aiinsights?incident=${name}`)).body.items[0];
+    expect(insight.cascadeAnalysis).toContain(checkout);
   });
 });
