@@ -1,8 +1,7 @@
 import { Command, Option } from 'commander';
 import { USER_ROLES, type UserRole } from '../domain/roles';
 import { connectMongo, disconnectMongo } from '../store/connection';
-import { appendAudit } from '../store/audit';
-import { createToken, listTokens, revokeToken } from '../store/tokens';
+import { auditTokenChange, createToken, listTokens, revokeToken } from '../store/tokens';
 import type { Config } from '../domain/config';
 import { DEFAULT_MONGODB_URI } from './services';
 
@@ -32,16 +31,8 @@ export function tokenCommand(config: () => Config): Command {
     .addOption(new Option('--role <role>', 'what the token may do').choices(USER_ROLES).makeOptionMandatory())
     .action((opts: { user: string; role: UserRole }) =>
       withStore(config(), async () => {
-        const role = opts.role;
-        const { token: value, ...info } = await createToken(opts.user, role);
-        await appendAudit({
-          action: 'token.create',
-          ...cliSource,
-          resource: info.id,
-          resourceType: 'Token',
-          namespace: '',
-          details: { tokenUser: info.user, tokenRole: role },
-        });
+        const { token: value, ...info } = await createToken(opts.user, opts.role);
+        await auditTokenChange('token.create', info, cliSource);
         console.log(
           `id:    ${info.id}\nuser:  ${info.user}\nrole:  ${info.role}\ntoken: ${value}\n(shown once: store it now)`,
         );
@@ -64,14 +55,7 @@ export function tokenCommand(config: () => Config): Command {
       withStore(config(), async () => {
         const info = await revokeToken(id);
         if (!info) throw new Error(`no token with id ${id}`);
-        await appendAudit({
-          action: 'token.revoke',
-          ...cliSource,
-          resource: info.id,
-          resourceType: 'Token',
-          namespace: '',
-          details: { tokenUser: info.user, tokenRole: info.role },
-        });
+        await auditTokenChange('token.revoke', info, cliSource);
         console.log(`revoked ${id} (${info.user}, ${info.role})`);
       }),
     );

@@ -1,6 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'crypto';
 import { Types } from 'mongoose';
+import type { AuditEntry } from '../domain/audit';
 import type { UserRole } from '../domain/roles';
+import { appendAudit } from './audit';
 import { Token } from './models';
 import { findPage } from './pagination';
 
@@ -86,4 +88,20 @@ export async function revokeToken(id: string): Promise<TokenInfo | undefined> {
     { returnDocument: 'after', lean: true },
   );
   return doc ? info(doc) : undefined;
+}
+
+/** Audits a token's creation or revocation (never its value), for the API and the CLI alike. */
+export function auditTokenChange(
+  action: 'token.create' | 'token.revoke',
+  info: TokenInfo,
+  source: Pick<AuditEntry, 'user' | 'role' | 'sourceIP' | 'userAgent'>,
+) {
+  return appendAudit({
+    action,
+    ...source,
+    resource: info.id,
+    resourceType: 'Token',
+    namespace: '',
+    details: { tokenUser: info.user, tokenRole: info.role },
+  });
 }

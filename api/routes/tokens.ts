@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { userRoleSchema } from '../../domain/roles';
 import { API_VERSION, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
-import { appendAudit } from '../../store/audit';
-import { createToken, listTokens, revokeToken, type TokenInfo } from '../../store/tokens';
+import { auditTokenChange, createToken, listTokens, revokeToken, type TokenInfo } from '../../store/tokens';
 import { auditSource } from '../auth';
 import { notFound } from '../errors';
 import { route } from '../route';
@@ -41,14 +40,7 @@ export function tokenRoutes(basePath: string) {
       responses: { 201: { description: 'created', schema: tokenSchema } },
       handler: async ({ body, req }) => {
         const { token, ...info } = await createToken(body.user, body.role);
-        await appendAudit({
-          action: 'token.create',
-          ...auditSource(req),
-          resource: info.id,
-          resourceType: 'Token',
-          namespace: '',
-          details: { tokenUser: info.user, tokenRole: info.role },
-        });
+        await auditTokenChange('token.create', info, auditSource(req));
         return {
           status: 201,
           headers: { Location: `${basePath}/tokens/${info.id}` },
@@ -79,14 +71,7 @@ export function tokenRoutes(basePath: string) {
       handler: async ({ params, req }) => {
         const info = await revokeToken(params.id);
         if (!info) throw notFound('Token', params.id);
-        await appendAudit({
-          action: 'token.revoke',
-          ...auditSource(req),
-          resource: info.id,
-          resourceType: 'Token',
-          namespace: '',
-          details: { tokenUser: info.user, tokenRole: info.role },
-        });
+        await auditTokenChange('token.revoke', info, auditSource(req));
         return { status: 204 };
       },
     }),
