@@ -164,6 +164,16 @@ function workloadTarget(f: Facts): Record<string, string> | undefined {
   return undefined;
 }
 
+/** A rolling restart of the incident's workload (RestartDeployment). */
+function restartAction(target: Record<string, string>, description: string): SuggestedAction {
+  return { name: 'restart-workload', action: 'RestartDeployment', description, params: { ...target } };
+}
+
+/** A rollback of the incident's Deployment to its previous revision. */
+function rollbackAction(target: Record<string, string>, description: string): SuggestedAction {
+  return { name: 'rollback-release', action: 'RollbackDeployment', description, params: { ...target } };
+}
+
 function notify(f: Facts, ctxName: string, what: string): SuggestedAction {
   const sev = f.severity ?? 'unrated';
   return {
@@ -296,12 +306,7 @@ const RULES: Readonly<Record<SignalType, Rule>> = {
           description: `Raise the memory limit of ${f.resource} ${mem.text}`,
           params: { ...target, ...(f.container ? { container: f.container } : {}), ...mem.params },
         });
-        actions.push({
-          name: 'restart-workload',
-          action: 'RestartDeployment',
-          description: 'Roll the pods so they start with the new limit',
-          params: { ...target },
-        });
+        actions.push(restartAction(target, 'Roll the pods so they start with the new limit'));
       } else {
         actions.push(
           notify(f, inc, `${f.resource} is OOMKilled; raise the memory limit of its owning workload ${mem.text}.`),
@@ -345,19 +350,16 @@ const RULES: Readonly<Record<SignalType, Rule>> = {
       const target = workloadTarget(f);
       const actions: SuggestedAction[] = [];
       if (target !== undefined) {
-        actions.push({
-          name: 'restart-workload',
-          action: 'RestartDeployment',
-          description: 'Rolling restart: clears transient start-up failures such as a dependency that was down',
-          params: { ...target },
-        });
+        actions.push(
+          restartAction(
+            target,
+            'Rolling restart: clears transient start-up failures such as a dependency that was down',
+          ),
+        );
         if (f.kind === 'Deployment')
-          actions.push({
-            name: 'rollback-release',
-            action: 'RollbackDeployment',
-            description: 'If pods still crash after the restart, roll back to the previous revision',
-            params: { ...target },
-          });
+          actions.push(
+            rollbackAction(target, 'If pods still crash after the restart, roll back to the previous revision'),
+          );
         else actions.push(notify(f, inc, `${f.resource} is crash-looping; check the previous container logs.`));
       } else if (f.kind === 'Pod' && isK8sName(f.name)) {
         actions.push({
@@ -406,12 +408,9 @@ const RULES: Readonly<Record<SignalType, Rule>> = {
       const actions: SuggestedAction[] = [];
       const target = workloadTarget(f);
       if (f.kind === 'Deployment' && target !== undefined)
-        actions.push({
-          name: 'rollback-release',
-          action: 'RollbackDeployment',
-          description: 'Roll back to the last revision whose image pulled; old pods keep serving meanwhile',
-          params: { ...target },
-        });
+        actions.push(
+          rollbackAction(target, 'Roll back to the last revision whose image pulled; old pods keep serving meanwhile'),
+        );
       actions.push(notify(f, inc, `${f.resource} cannot pull its image; fix the image reference or pull secret.`));
       return {
         rootCause:
@@ -465,12 +464,7 @@ const RULES: Readonly<Record<SignalType, Rule>> = {
       const actions: SuggestedAction[] = [];
       const target = workloadTarget(f);
       if (target !== undefined && !scheduling)
-        actions.push({
-          name: 'restart-workload',
-          action: 'RestartDeployment',
-          description: 'Rolling restart to replace pods stuck in a not-ready state',
-          params: { ...target },
-        });
+        actions.push(restartAction(target, 'Rolling restart to replace pods stuck in a not-ready state'));
       else if (f.kind === 'Pod' && isK8sName(f.name) && !scheduling)
         actions.push({
           name: 'recreate-pod',
@@ -515,12 +509,7 @@ const RULES: Readonly<Record<SignalType, Rule>> = {
       const actions: SuggestedAction[] = [];
       const target = workloadTarget(f);
       if (f.kind === 'Deployment' && target !== undefined)
-        actions.push({
-          name: 'rollback-release',
-          action: 'RollbackDeployment',
-          description: 'Return to the last revision that rolled out completely',
-          params: { ...target },
-        });
+        actions.push(rollbackAction(target, 'Return to the last revision that rolled out completely'));
       actions.push(notify(f, inc, `The rollout of ${f.resource} is stuck.`));
       return {
         rootCause: `The rollout of ${f.resource} is not progressing: the desired replicas are not becoming available. ${cause}`,
@@ -607,19 +596,16 @@ const RULES: Readonly<Record<SignalType, Rule>> = {
       const actions: SuggestedAction[] = [];
       const target = workloadTarget(f);
       if (target !== undefined) {
-        actions.push({
-          name: 'restart-workload',
-          action: 'RestartDeployment',
-          description: 'Rolling restart to drop bad in-process state (stuck connection pools, poisoned caches)',
-          params: { ...target },
-        });
+        actions.push(
+          restartAction(
+            target,
+            'Rolling restart to drop bad in-process state (stuck connection pools, poisoned caches)',
+          ),
+        );
         if (f.kind === 'Deployment')
-          actions.push({
-            name: 'rollback-release',
-            action: 'RollbackDeployment',
-            description: 'If the errors began with the latest rollout, roll back to the previous revision',
-            params: { ...target },
-          });
+          actions.push(
+            rollbackAction(target, 'If the errors began with the latest rollout, roll back to the previous revision'),
+          );
       }
       actions.push(notify(f, inc, `${f.resource} is failing an elevated share of requests.`));
       return {
