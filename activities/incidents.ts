@@ -223,7 +223,8 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
           count,
         );
         await IncidentModel.updateOne(
-          { name: incident.name, 'correlatedSignals.0': known === 0 ? { $exists: false } : { $exists: true } },
+          // Only if nobody appended since we read (the workflow records signals one batch at a time).
+          { name: incident.name, correlatedSignals: { $size: known } },
           {
             $push: { correlatedSignals: { $each: fresh.map((s) => ({ ...s, at: new Date(s.at) })) } },
             $set: {

@@ -4,7 +4,7 @@ import { API_VERSION } from '../domain/schemas';
 import type { IncidentRecord } from '../store/incidents';
 
 /** JSON shapes of incidents and insights, field for field as the spec names them. */
-const iso = (d?: Date | null) => (d ? new Date(d).toISOString() : undefined);
+export const iso = (d?: Date | null) => (d ? new Date(d).toISOString() : undefined);
 
 /** Whole seconds: `age` is for people; sub-second digits are noise. */
 const age = (since: Date, now: Date) =>

@@ -138,6 +138,12 @@ export async function openOrJoin(
   throw new Error(`incident for ${key} did not appear in time`);
 }
 
+/** The open incident of a resource key (its dedup entry), if any. */
+export async function findOpenIncident(key: string): Promise<IncidentRecord | undefined> {
+  const entry = await DedupEntryModel.findById(key).lean();
+  return entry ? getIncident(entry.incident) : undefined;
+}
+
 /** Clears the dedup entry of a resolved incident so the next signal opens a new one. */
 export async function clearDedupEntry(incident: Pick<IncidentRecord, 'name' | 'resourceKey'>): Promise<void> {
   await DedupEntryModel.deleteOne({ _id: incident.resourceKey, incident: incident.name });

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { alertmanagerPayloadSchema, mapAlert } from '../../domain/alertmanager';
-import type { SignalType } from '../../domain/incident';
+import { resourceKey, type SignalType } from '../../domain/incident';
 import { API_VERSION } from '../../domain/schemas';
-import { DedupEntryModel } from '../../store/models';
-import { getIncident } from '../../store/incidents';
+import { findOpenIncident } from '../../store/incidents';
 import {
   ingestSignal,
   resolveIncident,
@@ -12,7 +11,6 @@ import {
   type IncidentOps,
 } from '../../operations/incidents';
 import { route } from '../route';
-import { resourceKey } from '../../domain/incident';
 
 /** What happened to each alert of a webhook delivery: nothing is dropped silently. */
 const outcomeSchema = z.object({
@@ -76,8 +74,7 @@ export function alertRoutes(ops: () => IncidentOps, alertnameMap?: Record<string
             });
             continue;
           }
-          const entry = await DedupEntryModel.findById(resourceKey(mapped.signal)).lean();
-          const incident = entry && (await getIncident(entry.incident));
+          const incident = await findOpenIncident(resourceKey(mapped.signal));
           if (!incident) {
             items.push({ fingerprint: mapped.fingerprint, status: 'resolved', outcome: 'no-open-incident' });
             continue;

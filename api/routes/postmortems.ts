@@ -20,6 +20,7 @@ import {
 import { auditSource } from '../auth';
 import { conflict, notFound } from '../errors';
 import { route } from '../route';
+import { iso } from '../views';
 
 const KIND = 'PostMortem';
 
@@ -97,8 +98,6 @@ const feedbackResponseSchema = z.object({
 // ---------------------------------------------------------------------------------------------
 // Views
 // ---------------------------------------------------------------------------------------------
-
-const iso = (d: Date | undefined) => d?.toISOString();
 
 function listItemView(p: PostmortemSummary) {
   return {
