@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { parseDuration } from './duration';
+import { userRoleSchema } from './roles';
 import { signalTypeSchema } from './runbook';
 
 /**
@@ -13,6 +15,21 @@ const listenAddress = z
     const i = text.lastIndexOf(':');
     return { host: text.slice(0, i) || '0.0.0.0', port: Number(text.slice(i + 1)) };
   });
+
+/** A Go duration such as `30s`, parsed to milliseconds. */
+const goDuration = z.string().transform((text, ctx) => {
+  let ms = 0;
+  try {
+    ms = parseDuration(text);
+  } catch {
+    // reported below
+  }
+  if (!(ms > 0)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as 30s or 2m' });
+    return z.NEVER;
+  }
+  return ms;
+});
 
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
@@ -47,6 +64,32 @@ export const configSchema = z.object({
     })
     .pipe(z.record(signalTypeSchema))
     .optional(),
+  // Chat gateway, webhook channel (spec webhook-channel.md, DESIGN §10).
+  FOGHORN_WEBHOOK_ADDR: listenAddress.optional(),
+  FOGHORN_WEBHOOK_PATH: z
+    .string()
+    .regex(/^\/[A-Za-z0-9/_.-]*$/, 'must be a path such as /inbound')
+    .default('/inbound'),
+  FOGHORN_WEBHOOK_SECRET: z.string().optional(),
+  FOGHORN_WEBHOOK_CALLBACK_URL: z.string().url('must be a URL such as https://chat.example.com/foghorn').optional(),
+  FOGHORN_WEBHOOK_HOME_CHANNEL: z.string().min(1).optional(),
+  FOGHORN_GATEWAY_MAX_AUDIO_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(20 * 1024 * 1024),
+  FOGHORN_GATEWAY_ROLE: userRoleSchema.default('operator'),
+  FOGHORN_GATEWAY_ALLOW_PRIVATE_URLS: z
+    .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+    .transform((v) => v === 'true' || v === '1')
+    .default('false'),
+  FOGHORN_AGENT_SHELL: z.enum(['on', 'off'], { message: 'must be on or off' }).default('on'),
+  FOGHORN_AGENT_SHELL_TIMEOUT: goDuration.default('30s'),
+  FOGHORN_AGENT_SHELL_DIR: z.string().min(1).optional(),
+  FOGHORN_STT: z.enum(['openai', 'pocketsphinx'], { message: 'must be openai or pocketsphinx' }).optional(),
+  FOGHORN_STT_BASE_URL: z.string().url('must be a URL such as http://localhost:8000/v1').optional(),
+  FOGHORN_STT_API_KEY: z.string().optional(),
+  FOGHORN_STT_MODEL: z.string().min(1).default('whisper-1'),
   TEMPORAL_ADDRESS: z
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/, 'must look like host:7233')

@@ -6,3 +6,5 @@ export * from './runbook';
 export * from './incident';
 export * from './insight';
 export * from './postmortem';
+export * from './chat-message';
+export * from './callback-delivery';

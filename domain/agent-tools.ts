@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { INCIDENT_STATES } from './incident';
+
+/**
+ * The one tool set of the chat agent, shared by the LLM agent (as function definitions) and
+ * the built-in ChatOps agent (slash commands map onto the same calls), so both act through
+ * the same code paths and audit trail.
+ */
+export const toolArgs = {
+  list_incidents: z.object({ state: z.enum(INCIDENT_STATES).optional() }).strict(),
+  show_incident: z.object({ name: z.string().min(1) }).strict(),
+  acknowledge_incident: z.object({ name: z.string().min(1), message: z.string().optional() }).strict(),
+  snooze_incident: z
+    .object({ name: z.string().min(1), duration: z.string().min(1), reason: z.string().optional() })
+    .strict(),
+  resolve_incident: z.object({ name: z.string().min(1), resolution: z.string().optional() }).strict(),
+  show_postmortem: z.object({ name: z.string().min(1) }).strict(),
+  mttr_summary: z.object({ period: z.string().optional() }).strict(),
+  gateway_status: z.object({}).strict(),
+  run_shell: z.object({ command: z.string().min(1) }).strict(),
+} as const;
+
+export type ToolName = keyof typeof toolArgs;
+export const TOOL_NAMES = Object.keys(toolArgs) as ToolName[];
+
+export const TOOL_DESCRIPTIONS: Record<ToolName, string> = {
+  list_incidents: 'List open incidents (newest first), optionally only those in one state.',
+  show_incident: 'Show one incident by name (e.g. INC-20260101-001): state, severity, resource, timeline summary.',
+  acknowledge_incident: 'Acknowledge an incident: pauses its escalation. Optional message.',
+  snooze_incident: 'Snooze notifications of an incident for a Go duration such as 30m or 2h (max 24h).',
+  resolve_incident: 'Resolve an incident, with an optional resolution text.',
+  show_postmortem: 'Show the postmortem of an incident (incident name or PM-... name).',
+  mttr_summary: 'Mean time to resolve over a period such as 7d or 30d (default 30d), with a PNG trend chart.',
+  gateway_status: 'List the chat gateway adapters: address, path, callback host, secret set, queue depth, last error.',
+  run_shell: 'Run a shell command on the Foghorn worker host and return its output (timeout and output cap apply).',
+};
+
+export interface ToolCall {
+  tool: ToolName;
+  args: Record<string, unknown>;
+}
+
+/** Who asks: actions are audited as `webhook:<user_id|chat_id>`. */
+export interface ToolCaller {
+  chatId: string;
+  userId?: string;
+  messageId: string;
+}
+
+export function callerIdentity(caller: Pick<ToolCaller, 'chatId' | 'userId'>): string {
+  return `webhook:${caller.userId ?? caller.chatId}`;
+}
+
+export interface ToolResult {
+  /** Text for the user (or the model). */
+  text: string;
+  /** True when the tool refused or failed: the text says why. */
+  error?: boolean;
+  /** A chart rendered by the tool, stored in GridFS. */
+  image?: { fileId: string; mime: string; filename: string };
+}
