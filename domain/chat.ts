@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * The webhook channel's message shapes (spec webhook-channel.md, DESIGN §10): what a chat
  * system posts, what the agent turn works on, and what goes back to the callback URL.
