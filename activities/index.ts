@@ -1,23 +1,42 @@
+import type { Client } from '@temporalio/client';
 import type { Config } from '../domain/config';
+import { createAgentLlmActivities } from './agent-llm';
+import { createAgentToolActivities } from './agent-tools';
 import { recordAudit } from './audit';
+import { createCallbackActivities } from './callbacks';
+import { createChatActivities } from './chat';
 import { createIncidentActivities } from './incidents';
+import type { LlmConfig } from './llm';
+import { createMediaActivities } from './media';
 import { createPostmortemActivities } from './postmortem';
+import { createTranscriptionActivities } from './transcribe';
+
+export interface ActivityDeps {
+  config: Config;
+  /** For activities that act through Temporal (the chat agent's incident tools). */
+  client: Client;
+  taskQueue: string;
+}
 
 /** Every activity the worker registers, wired to the configuration; workflows import only types. */
-export function createActivities(config: Config) {
+export function createActivities({ config, client, taskQueue }: ActivityDeps) {
+  const llm: LlmConfig | undefined = config.FOGHORN_LLM_BASE_URL
+    ? {
+        baseUrl: config.FOGHORN_LLM_BASE_URL,
+        apiKey: config.FOGHORN_LLM_API_KEY ?? '',
+        model: config.FOGHORN_LLM_MODEL,
+      }
+    : undefined;
   return {
     recordAudit,
-    ...createIncidentActivities({
-      annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX,
-      ...(config.FOGHORN_LLM_BASE_URL && {
-        llm: {
-          baseUrl: config.FOGHORN_LLM_BASE_URL,
-          apiKey: config.FOGHORN_LLM_API_KEY ?? '',
-          model: config.FOGHORN_LLM_MODEL,
-        },
-      }),
-    }),
+    ...createIncidentActivities({ annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX, ...(llm && { llm }) }),
     ...createPostmortemActivities(),
+    ...createChatActivities(config),
+    ...createCallbackActivities(config),
+    ...createMediaActivities(config),
+    ...createTranscriptionActivities(config),
+    ...createAgentToolActivities({ config, client, taskQueue }),
+    ...createAgentLlmActivities(llm),
   };
 }
 

@@ -9,6 +9,11 @@ export interface LlmConfig {
   model: string;
 }
 
+/** A client for an OpenAI-compatible endpoint; Temporal does the patient retrying, so the SDK tries twice at most. */
+export function openaiClient(config: LlmConfig): OpenAI {
+  return new OpenAI({ baseURL: config.baseUrl, apiKey: config.apiKey || 'unused', maxRetries: 1, timeout: 60_000 });
+}
+
 /** What we ask the model for; anything else is invalid output (and we fall back). */
 const llmInsightSchema = z.object({
   analysis: z.string().min(1),
@@ -59,12 +64,7 @@ export function llmContext(ctx: AnalysisContext): string {
  * structured insight. Throws on transport errors and on output that fails validation.
  */
 export async function analyzeWithLlm(config: LlmConfig, ctx: AnalysisContext, signal?: AbortSignal): Promise<Insight> {
-  const client = new OpenAI({
-    baseURL: config.baseUrl,
-    apiKey: config.apiKey || 'unused',
-    maxRetries: 1,
-    timeout: 60_000,
-  });
+  const client = openaiClient(config);
   const completion = await client.chat.completions.create(
     {
       model: config.model,

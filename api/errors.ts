@@ -1,8 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import type { ZodError } from 'zod';
-import { ApiError } from '../domain/errors';
+import { ApiError, describeZodError, envelope } from '../domain/errors';
 
-export { ApiError };
+export { ApiError, describeZodError, envelope };
 
 export const badRequest = (details: string) => new ApiError(400, 'Invalid request', details);
 export const notFound = (kind?: string, name?: string) =>
@@ -12,15 +11,6 @@ export const unavailable = (details: string) =>
   new ApiError(503, 'Service unavailable', details, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
 
 export const RETRY_AFTER_SECONDS = 5;
-
-/** `query.pageSize: Number must be less than or equal to 100; body.name: Required` */
-export function describeZodError(error: ZodError, where: string): string {
-  return error.issues.map((issue) => `${[where, ...issue.path].join('.')}: ${issue.message}`).join('; ');
-}
-
-export function envelope(status: number, message: string, details: string) {
-  return { apiVersion: 'v1', kind: 'Error', error: { code: status, message, details } };
-}
 
 /** Errors no route claimed: unknown path. */
 export const notFoundHandler: RequestHandler = (req) => {

@@ -3,11 +3,16 @@ import path from 'path';
 import { createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
 import { disconnectMongo } from '../store/connection';
+import { startGateway } from '../gateway/gateway';
 import { startEmbeddedMongo } from './embedded/mongo';
 import type { ServerProcess } from './embedded/process';
 import { startEmbeddedTemporal } from './embedded/temporal';
 import { closeServer, connectStore, connectTemporal, ensureAdminToken, startApi, startWorker } from './services';
 import { onShutdown } from './shutdown';
+
+/** A listen address as a URL host: the wildcard is reached through loopback. */
+const shownAddr = ({ host, port }: { host: string; port: number }) =>
+  `${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 
 /**
  * `foghorn dev` (what `npm start` runs): the whole product on one host. Embedded Temporal dev
@@ -53,7 +58,9 @@ export async function dev(config: Config): Promise<void> {
     const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
     const { worker, done } = await startWorker(config, temporalAddress);
     const server = await startApi(config, logger, temporal);
+    const gateway = config.FOGHORN_WEBHOOK_ADDR ? await startGateway(config, temporal, logger) : undefined;
     steps.push(async () => {
+      await gateway?.stop();
       await closeServer(server);
       worker.shutdown();
       await done;
@@ -61,14 +68,15 @@ export async function dev(config: Config): Promise<void> {
       await disconnectMongo();
     });
 
-    const { host, port } = config.FOGHORN_API_ADDR;
-    const shownHost = host === '0.0.0.0' ? '127.0.0.1' : host;
     console.log(
       [
         '',
         'Foghorn is running.',
-        `  API:          http://${shownHost}:${port}${config.FOGHORN_BASE_PATH}`,
-        `  Health:       http://${shownHost}:${port}/readyz`,
+        `  API:          http://${shownAddr(config.FOGHORN_API_ADDR)}${config.FOGHORN_BASE_PATH}`,
+        `  Health:       http://${shownAddr(config.FOGHORN_API_ADDR)}/readyz`,
+        ...(config.FOGHORN_WEBHOOK_ADDR
+          ? [`  Webhook:      http://${shownAddr(config.FOGHORN_WEBHOOK_ADDR)}${config.FOGHORN_WEBHOOK_PATH}`]
+          : []),
         `  Temporal UI:  ${temporalUi ?? '(external Temporal at ' + temporalAddress + ')'}`,
         `  MongoDB:      ${mongoUri}`,
         `  Admin token:  ${admin.token}`,

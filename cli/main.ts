@@ -15,6 +15,7 @@ import {
   startWorker,
 } from './services';
 import { onShutdown } from './shutdown';
+import { gatewayCommand } from './gateway';
 import { tokenCommand } from './token';
 
 /** Parses the environment once; a bad variable stops the process with every problem listed. */
@@ -34,7 +35,9 @@ const program = new Command('foghorn').description('Foghorn incident operations'
 
 program
   .command('dev')
-  .description('run everything on this host: embedded Temporal + MongoDB-wire servers, worker and API')
+  .description(
+    'run everything on this host: embedded Temporal + MongoDB-wire servers, worker, API and (with FOGHORN_WEBHOOK_ADDR) the gateway',
+  )
   .action(() => dev(loadConfig()));
 
 program
@@ -67,6 +70,7 @@ program
   });
 
 program.addCommand(tokenCommand(loadConfig));
+program.addCommand(gatewayCommand(loadConfig));
 
 program.parseAsync(process.argv).catch((err: Error) => {
   console.error(`foghorn: ${err.message}`);

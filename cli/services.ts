@@ -6,7 +6,7 @@ import path from 'path';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
 import type { Config } from '../domain/config';
-import { connectMongo } from '../store/connection';
+import { connectMongo, disconnectMongo } from '../store/connection';
 import { seedBuiltinRunbooks } from '../store/runbooks';
 import { generateToken, seedAdminToken } from '../store/tokens';
 import { createWorker, installRuntime } from '../worker/worker';
@@ -14,6 +14,16 @@ import { createWorker, installRuntime } from '../worker/worker';
 /** Defaults when no embedded server runs and nothing is configured: a local install. */
 export const DEFAULT_MONGODB_URI = 'mongodb://127.0.0.1:27017/foghorn';
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
+
+/** Runs a one-shot CLI command against the store (MONGODB_URI or the local default). */
+export async function withStore<T>(config: Config, fn: () => Promise<T>): Promise<T> {
+  await connectMongo(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+  try {
+    return await fn();
+  } finally {
+    await disconnectMongo();
+  }
+}
 
 /** Connects Mongoose and brings the store up to date (indexes, built-in runbooks). */
 export async function connectStore(uri: string): Promise<void> {

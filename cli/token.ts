@@ -1,9 +1,8 @@
 import { Command, Option } from 'commander';
 import { USER_ROLES, type UserRole } from '../domain/roles';
-import { connectMongo, disconnectMongo } from '../store/connection';
 import { auditTokenChange, createToken, listTokens, revokeToken } from '../store/tokens';
 import type { Config } from '../domain/config';
-import { DEFAULT_MONGODB_URI } from './services';
+import { withStore } from './services';
 
 /** Audit fields for actions taken on the machine itself through the CLI. */
 const cliSource = {
@@ -12,15 +11,6 @@ const cliSource = {
   sourceIP: 'internal',
   userAgent: 'foghorn-cli',
 };
-
-async function withStore<T>(config: Config, fn: () => Promise<T>): Promise<T> {
-  await connectMongo(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
-  try {
-    return await fn();
-  } finally {
-    await disconnectMongo();
-  }
-}
 
 /** `foghorn token create|list|revoke`: the same operations as the admin API, audited alike. */
 export function tokenCommand(config: () => Config): Command {

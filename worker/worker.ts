@@ -6,6 +6,7 @@ import {
   type LogLevel,
   type WorkerOptions as SdkWorkerOptions,
 } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
 import { createActivities } from '../activities';
 import type { Config } from '../domain/config';
 
@@ -48,7 +49,12 @@ export function createWorker(options: WorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
-    activities: createActivities(options.config),
+    // The agent's incident tools act through Temporal, over the worker's own connection.
+    activities: createActivities({
+      config: options.config,
+      client: new Client({ connection: options.connection, namespace: options.namespace }),
+      taskQueue: options.taskQueue,
+    }),
     ...(options.maxCachedWorkflows !== undefined && { maxCachedWorkflows: options.maxCachedWorkflows }),
   });
 }

@@ -1,3 +1,5 @@
 /** The workflows the worker bundles. */
 export { incidentWorkflow } from './incident';
 export { postmortemWorkflow } from './postmortem';
+export { chatWorkflow } from './chat';
+export { agentTurnWorkflow } from './agent-turn';

@@ -1,0 +1,122 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { CallbackBody, CallbackKind, ReplyImage } from '../domain/chat';
+import type { Config } from '../domain/config';
+import { parseRetryAfter, retryDelayMs } from '../domain/delivery';
+import { signWebhook } from '../domain/webhook-signature';
+import { CallbackDelivery } from '../store/models';
+import { getMedia } from '../store/media';
+
+export interface CallbackRequest {
+  messageId: string;
+  chatId: string;
+  kind: CallbackKind;
+  seq: number;
+  text: string;
+  image?: ReplyImage;
+}
+
+const ATTEMPT_TIMEOUT_MS = 15_000;
+
+/**
+ * Posts one callback to FOGHORN_WEBHOOK_CALLBACK_URL (DESIGN §10). Every attempt is recorded
+ * (gateway status shows the last error); a non-2xx answer or a network error fails the attempt
+ * with the next delay set here (backoff + jitter, Retry-After honoured), so the workflow's
+ * retry policy only bounds how long we keep trying. Without a callback URL the reply is
+ * recorded, not sent.
+ */
+export function createCallbackActivities(config: Config) {
+  const url = config.FOGHORN_WEBHOOK_CALLBACK_URL;
+  const secret = config.FOGHORN_WEBHOOK_SECRET;
+
+  return {
+    async deliverCallback(request: CallbackRequest): Promise<'delivered' | 'recorded'> {
+      const webhookId = `${request.messageId}.${request.seq}`;
+      await CallbackDelivery.updateOne(
+        { webhookId },
+        {
+          $setOnInsert: {
+            webhookId,
+            messageId: request.messageId,
+            chatId: request.chatId,
+            kind: request.kind,
+            seq: request.seq,
+            text: request.text,
+            ...(request.image && { imageFileId: request.image.fileId }),
+            status: url ? 'pending' : 'recorded',
+            attempts: 0,
+            createdAt: new Date(),
+          },
+        },
+        { upsert: true },
+      );
+      if (!url) return 'recorded';
+
+      const body: CallbackBody = {
+        chat_id: request.chatId,
+        text: request.text,
+        message_id: request.messageId,
+        kind: request.kind,
+        seq: request.seq,
+      };
+      if (request.image) {
+        const image = await getMedia(request.image.fileId);
+        Object.assign(body, {
+          image_b64: image.data.toString('base64'),
+          image_mime: request.image.mime,
+          image_filename: request.image.filename,
+        });
+      }
+      const json = JSON.stringify(body);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const headers: Record<string, string> = {
+        'Content-Type': 'application/json',
+        'User-Agent': 'foghorn-gateway',
+        'webhook-id': webhookId,
+        'webhook-timestamp': String(timestamp),
+      };
+      if (secret) {
+        headers['X-Foghorn-Secret'] = secret;
+        headers['webhook-signature'] = signWebhook(secret, webhookId, timestamp, json);
+      }
+
+      let failure: string;
+      let retryAfterMs: number | undefined;
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: json,
+          signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+          redirect: 'manual',
+        });
+        await res.body?.cancel();
+        if (res.ok) {
+          await CallbackDelivery.updateOne(
+            { webhookId },
+            { $set: { status: 'delivered', deliveredAt: new Date() }, $inc: { attempts: 1 } },
+          );
+          return 'delivered';
+        }
+        failure = `HTTP ${res.status} from ${new URL(url).host}`;
+        retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), new Date());
+      } catch (err) {
+        const cause = (err as { cause?: { code?: string } }).cause?.code;
+        failure = `${(err as Error).name === 'TimeoutError' ? 'timed out' : (cause ?? (err as Error).message)} posting to ${new URL(url).host}`;
+      }
+
+      await CallbackDelivery.updateOne(
+        { webhookId },
+        { $set: { status: 'failed', lastError: failure, lastErrorAt: new Date() }, $inc: { attempts: 1 } },
+      );
+      const { attempt } = Context.current().info;
+      throw ApplicationFailure.create({
+        message: `callback ${request.kind} #${request.seq} not delivered: ${failure}`,
+        type: 'CallbackNotDelivered',
+        nextRetryDelay: retryDelayMs(attempt, Math.random(), retryAfterMs),
+      });
+    },
+  };
+}
+
+export type CallbackActivities = ReturnType<typeof createCallbackActivities>;

@@ -1,0 +1,62 @@
+import { Command } from 'commander';
+import { connect } from 'net';
+import { createLogger } from '../api/observability';
+import type { Config } from '../domain/config';
+import { formatAdapterStatuses } from '../domain/gateway-status';
+import { startGateway } from '../gateway/gateway';
+import { gatewayStatus } from '../gateway/status';
+import { disconnectMongo } from '../store/connection';
+import { connectStore, connectTemporal, DEFAULT_MONGODB_URI, DEFAULT_TEMPORAL_ADDRESS, withStore } from './services';
+import { onShutdown } from './shutdown';
+
+/** True when something accepts TCP connections on the adapter's address. */
+function listening(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: host === '0.0.0.0' ? '127.0.0.1' : host, port, timeout: 1_000 });
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket
+      .once('connect', () => done(true))
+      .once('error', () => done(false))
+      .once('timeout', () => done(false));
+  });
+}
+
+/** `foghorn gateway start|status`: the chat gateway's own process, and what it is doing. */
+export function gatewayCommand(config: () => Config): Command {
+  const gateway = new Command('gateway').description('the chat gateway (webhook channel)');
+  gateway
+    .command('start')
+    .description('run the gateway: the webhook adapter starts when FOGHORN_WEBHOOK_ADDR is set')
+    .action(async () => {
+      const cfg = config();
+      const logger = createLogger(cfg.FOGHORN_LOG_LEVEL);
+      if (!cfg.FOGHORN_WEBHOOK_ADDR) {
+        console.error(
+          'foghorn gateway: FOGHORN_WEBHOOK_ADDR is not set (e.g. FOGHORN_WEBHOOK_ADDR=:8085); no adapter to start',
+        );
+        process.exit(2);
+      }
+      await connectStore(cfg.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+      const temporal = await connectTemporal(cfg.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS, cfg.TEMPORAL_NAMESPACE);
+      const running = await startGateway(cfg, temporal, logger);
+      onShutdown([() => running.stop(), () => temporal.connection.close(), () => disconnectMongo()]);
+    });
+  gateway
+    .command('status')
+    .description('list the active adapters: address, path, callback host, secret set, queue depth, last delivery error')
+    .action(() =>
+      withStore(config(), async () => {
+        const cfg = config();
+        const adapters = await gatewayStatus(cfg);
+        console.log(formatAdapterStatuses(adapters));
+        for (const a of adapters) {
+          const { host, port } = cfg.FOGHORN_WEBHOOK_ADDR!;
+          console.log(`  listening:      ${(await listening(host, port)) ? 'yes' : 'no'} (${a.name})`);
+        }
+      }),
+    );
+  return gateway;
+}

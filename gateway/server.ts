@@ -1,0 +1,147 @@
+import { randomUUID } from 'crypto';
+import express, { type Request, type Response } from 'express';
+import type { Server } from 'http';
+import type { Logger } from 'pino';
+import { BODY_OVERHEAD_BYTES } from '../domain/chat';
+import { parseInbound, type InboundMedia } from '../domain/chat-inbound';
+import type { Config } from '../domain/config';
+import { ApiError, envelope } from '../domain/errors';
+import { secretMatches } from '../domain/webhook-signature';
+import { saveChatMessage } from '../store/chat';
+import { putMedia } from '../store/media';
+import { dispatchMessage, type Dispatcher } from './dispatch';
+
+export const SECRET_HEADER = 'x-foghorn-secret';
+const RETRY_AFTER_SECONDS = '5';
+
+export interface GatewayApp {
+  app: express.Express;
+  /** From now on every request is answered 503 + Retry-After. */
+  beginShutdown(): void;
+}
+
+/**
+ * The webhook adapter's HTTP side (spec webhook-channel.md, DESIGN §10). Checks run in the
+ * documented order — method, secret, size, body, shutting down — and a message is stored
+ * (inline media in GridFS) before the 202, so an accepted message survives any crash.
+ */
+export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger: Logger): GatewayApp {
+  const secret = config.FOGHORN_WEBHOOK_SECRET;
+  const maxAudio = config.FOGHORN_GATEWAY_MAX_AUDIO_BYTES;
+  const maxBody = maxAudio + BODY_OVERHEAD_BYTES;
+  let shuttingDown = false;
+  const fail = (res: Response, err: ApiError) =>
+    res
+      .status(err.status)
+      .set(err.headers)
+      .json(envelope(err.status, err.message, err.details));
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.all(config.FOGHORN_WEBHOOK_PATH, (req, res, next) => {
+    if (req.method !== 'POST')
+      return fail(res, new ApiError(405, 'Method not allowed', `use POST on ${req.path}`, { Allow: 'POST' }));
+    if (!secret)
+      return fail(
+        res,
+        new ApiError(401, 'Unauthorized', 'FOGHORN_WEBHOOK_SECRET is not set: every request is refused'),
+      );
+    if (!secretMatches(secret, req.get(SECRET_HEADER)))
+      return fail(res, new ApiError(401, 'Unauthorized', 'missing or wrong X-Foghorn-Secret header'));
+    const declared = Number(req.get('content-length') ?? 0);
+    if (declared > maxBody) return fail(res, tooLarge(maxBody));
+    next();
+  });
+  // Any content type: chat systems are not always careful with it, and the body must be JSON anyway.
+  app.post(config.FOGHORN_WEBHOOK_PATH, express.raw({ type: () => true, limit: maxBody }), async (req, res, next) => {
+    try {
+      await accept(req, res);
+    } catch (err) {
+      next(err);
+    }
+  });
+  app.use((req, res) => fail(res, new ApiError(404, 'Not found', `no endpoint at ${req.path}`)));
+  app.use((err: unknown, req: Request, res: Response, _next: express.NextFunction) => {
+    const e = err as { type?: string; name?: string };
+    if (e.type === 'entity.too.large') return fail(res, tooLarge(maxBody));
+    if (e.type?.startsWith('entity.') || e.type?.endsWith('.unsupported'))
+      return fail(res, new ApiError(400, 'Invalid request', `body: ${(err as Error).message}`));
+    if (/^Mongo/.test(e.name ?? ''))
+      return fail(
+        res,
+        new ApiError(503, 'Service unavailable', 'MongoDB is unreachable', { 'Retry-After': RETRY_AFTER_SECONDS }),
+      );
+    logger.error({ err, path: req.path }, 'inbound message failed');
+    fail(res, new ApiError(500, 'Internal error', 'the gateway could not accept the message'));
+  });
+
+  async function accept(req: Request, res: Response) {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch (err) {
+      return fail(res, new ApiError(400, 'Invalid request', `body: not valid JSON (${(err as Error).message})`));
+    }
+    const parsed = parseInbound(body, maxAudio);
+    if (!parsed.ok)
+      return fail(
+        res,
+        new ApiError(parsed.status, parsed.status === 413 ? 'Payload too large' : 'Invalid request', parsed.details),
+      );
+    if (shuttingDown)
+      return fail(
+        res,
+        new ApiError(503, 'Service unavailable', 'the gateway is shutting down', {
+          'Retry-After': RETRY_AFTER_SECONDS,
+        }),
+      );
+
+    const m = parsed.message;
+    const messageId = `msg-${randomUUID()}`;
+    const stored = async (field: 'audio' | 'image', media?: InboundMedia) => {
+      if (!media) return undefined;
+      if (!media.data) return { url: media.url, ...(media.mime && { mime: media.mime }) };
+      const filename = `${messageId}-${field}`;
+      const { fileId } = await putMedia(media.data, {
+        filename,
+        id: filename,
+        ...(media.mime && { mime: media.mime }),
+      });
+      return { fileId, filename, ...(media.mime && { mime: media.mime }) };
+    };
+    const audio = await stored('audio', m.audio);
+    const image = await stored('image', m.image);
+    const acceptedAt = await saveChatMessage({
+      messageId,
+      chatId: m.chatId,
+      ...(m.userId && { userId: m.userId }),
+      ...(m.text && { text: m.text }),
+      ...(audio && { audio }),
+      ...(image && { image }),
+    });
+    try {
+      await dispatchMessage(dispatcher, { messageId, chatId: m.chatId, acceptedAt });
+    } catch (err) {
+      // Stored is accepted: the sweeper hands it over once Temporal answers again.
+      logger.warn({ err, messageId }, 'message stored but not yet dispatched');
+    }
+    res.status(202).json({ message_id: messageId, chat_id: m.chatId });
+  }
+
+  return {
+    app,
+    beginShutdown: () => {
+      shuttingDown = true;
+    },
+  };
+}
+
+const tooLarge = (maxBody: number) =>
+  new ApiError(413, 'Payload too large', `the body exceeds ${maxBody} bytes (FOGHORN_GATEWAY_MAX_AUDIO_BYTES + 1 MiB)`);
+
+export function listen(app: express.Express, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, () => resolve(server)).once('error', reject);
+  });
+}

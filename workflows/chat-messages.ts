@@ -1,0 +1,33 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { ChatTurn } from '../domain/chat';
+
+/** A stored inbound message handed to its chat's workflow (the body stays in MongoDB). */
+export interface QueuedMessage {
+  messageId: string;
+  acceptedAt: string;
+}
+
+export const chatMessageSignal = defineSignal<[QueuedMessage]>('chatMessage');
+
+export interface ChatState {
+  queued: number;
+  turns: number;
+  current?: string;
+}
+export const chatStateQuery = defineQuery<ChatState>('chatState');
+
+export interface ChatWorkflowInput {
+  chatId: string;
+  /** Carried across continue-as-new; a fresh run loads its context from MongoDB. */
+  carried?: { history: ChatTurn[]; pending: QueuedMessage[]; recent: string[] };
+}
+
+export interface AgentTurnInput {
+  messageId: string;
+  chatId: string;
+  /** The chat's last turns, oldest first (CONTEXT_TURNS at most). */
+  history: ChatTurn[];
+}
+
+/** Workflow id of a chat's conversation. */
+export const chatWorkflowId = (chatId: string) => `chat-${chatId}`;
