@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'cluster.delete',
   'token.create',
   'token.revoke',
+  'agent.shell',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const auditActionSchema = z.enum(AUDIT_ACTIONS);

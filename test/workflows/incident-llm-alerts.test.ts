@@ -77,7 +77,7 @@ describe('incident analysis with an LLM, alerts, and restarts', () => {
     const analysis = (await timeline(name)).filter((e) => e.type === 'Analysis');
     expect(analysis[0].details).toMatchObject({ model: 'test-model', contextSize: expect.any(Number) });
     expect(analysis[1].details).toMatchObject({ confidence: 0.82, recommendation: 'Raise the memory limit to 768Mi' });
-    const request = llm.requests.at(-1) as {
+    const request = llm.requests.at(-1) as unknown as {
       path: string;
       body: { model: string; response_format: unknown; messages: { content: string }[] };
     };

@@ -1,0 +1,261 @@
+import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import type { Client } from '@temporalio/client';
+import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
+import { z } from 'zod';
+import {
+  callerIdentity,
+  TOOL_DESCRIPTIONS,
+  TOOL_NAMES,
+  toolArgs,
+  type ToolCall,
+  type ToolCaller,
+  type ToolName,
+  type ToolResult,
+} from '../domain/agent-tools';
+import {
+  formatIncidentDetail,
+  formatIncidentList,
+  formatPostmortem,
+  formatShellRun,
+  LIST_CAP,
+} from '../domain/agent-format';
+import type { Config } from '../domain/config';
+import { DurationError, formatDuration, parseDuration } from '../domain/duration';
+import { ApiError, describeZodError } from '../domain/errors';
+import { adapterStatuses, formatAdapterStatuses } from '../domain/gateway-status';
+import { ACTIVE_STATES } from '../domain/incident';
+import { roleAtLeast, type UserRole } from '../domain/roles';
+import {
+  acknowledgeIncident,
+  findIncident,
+  MANUAL_RESOLUTION,
+  resolveIncident,
+  snoozeIncident,
+  type IncidentOps,
+} from '../operations/incidents';
+import { appendAudit } from '../store/audit';
+import { chatQueueDepth, lastDeliveryError } from '../store/chat';
+import { getTimeline, type IncidentRecord } from '../store/incidents';
+import { IncidentModel } from '../store/models';
+import { findPage } from '../store/pagination';
+import { getPostmortem, getPostmortemByIncident } from '../store/postmortems';
+import type { Actor } from '../workflows/incident-messages';
+import { idempotencyKey } from './context';
+import { createMttrActivities } from './mttr';
+import { runShell } from './shell';
+
+/**
+ * The chat agent's tools (DESIGN §10), one activity for all of them. Incident actions take the
+ * API's code path (operations/incidents.ts), so they produce the same workflow updates, the same
+ * refusals and the same audit records, with the chat caller as the audited user.
+ */
+export interface AgentToolDeps {
+  config: Config;
+  client: Client;
+  taskQueue: string;
+}
+
+type Args<T extends ToolName> = z.output<(typeof toolArgs)[T]>;
+type Handler<T extends ToolName> = (args: Args<T>, caller: ToolCaller) => Promise<ToolResult>;
+
+/** Tools that change state, the role they need (as the API routes do) and what the refusal calls them. */
+const WRITES: Partial<Record<ToolName, { role: UserRole; what: string }>> = {
+  acknowledge_incident: { role: 'operator', what: 'acknowledge incidents' },
+  snooze_incident: { role: 'operator', what: 'snooze incidents' },
+  resolve_incident: { role: 'operator', what: 'resolve incidents' },
+};
+
+const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
+const SHELL_DISABLED = 'The shell tool is disabled (FOGHORN_AGENT_SHELL=off).';
+/** Worker secrets the shell must not echo into a chat transcript (`env`, `printenv`). */
+const SECRET_ENV = /SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|CREDENTIAL/i;
+
+export function createAgentToolActivities(deps: AgentToolDeps) {
+  const { config } = deps;
+  const ops: IncidentOps = { client: deps.client, taskQueue: deps.taskQueue };
+  const mttr = createMttrActivities();
+  const actor = (caller: ToolCaller): Actor => ({
+    user: callerIdentity(caller),
+    role: config.FOGHORN_GATEWAY_ROLE,
+    sourceIP: 'webhook',
+    userAgent: 'foghorn-gateway',
+  });
+
+  const handlers: { [T in ToolName]: Handler<T> } = {
+    async list_incidents({ state }) {
+      const filter = { state: state ?? { $in: ACTIVE_STATES } };
+      // The store's list filters one state; "open" is several, so page the model in the list's order.
+      const page = await findPage<IncidentRecord>(IncidentModel, filter, { detectedAt: -1, name: -1 }, 1, LIST_CAP);
+      return { text: formatIncidentList(page.items, { total: page.totalCount, now: new Date(), state }) };
+    },
+
+    async show_incident({ name }) {
+      const incident = await findIncident(name);
+      return { text: formatIncidentDetail(incident, await getTimeline(name), new Date()) };
+    },
+
+    async acknowledge_incident({ name, message }, caller) {
+      const incident = await findIncident(name);
+      const after = await acknowledgeIncident(ops, incident, {
+        acknowledgedBy: callerIdentity(caller),
+        message: message ?? '',
+        actor: actor(caller),
+      });
+      return { text: `Acknowledged ${after.name} (${after.state}): escalation paused.` };
+    },
+
+    async snooze_incident({ name, duration, reason }, caller) {
+      const durationMs = snoozeDuration(duration); // checked first, as the API does
+      const incident = await findIncident(name);
+      const after = await snoozeIncident(ops, incident, {
+        duration,
+        durationMs,
+        reason: reason ?? '',
+        snoozedBy: callerIdentity(caller),
+        actor: actor(caller),
+      });
+      return {
+        text: `Snoozed ${after.name} for ${formatDuration(durationMs)}: notifications muted until ${after.snoozeUntil?.toISOString()}.`,
+      };
+    },
+
+    async resolve_incident({ name, resolution }, caller) {
+      const incident = await findIncident(name);
+      const { incident: after } = await resolveIncident(ops, incident, {
+        resolution: resolution?.trim() || MANUAL_RESOLUTION, // the API's default for a bodiless resolve
+        actor: actor(caller),
+        atSource: false,
+      });
+      return {
+        text: `Resolved ${after.name}: ${after.resolution}. The postmortem is being written (/postmortem ${after.name}).`,
+      };
+    },
+
+    async show_postmortem({ name }) {
+      if (/^PM-/i.test(name)) {
+        const pm = await getPostmortem(name.toUpperCase());
+        if (!pm) throw new ApiError(404, 'PostMortem not found', `PostMortem ${name} does not exist`);
+        return { text: formatPostmortem(pm) };
+      }
+      const incident = await findIncident(name);
+      const pm = await getPostmortemByIncident(incident.name);
+      if (!pm) {
+        return {
+          text: `${incident.name} has no postmortem yet: it is written when the incident is resolved (now ${incident.state}).`,
+        };
+      }
+      return { text: formatPostmortem(pm) };
+    },
+
+    mttr_summary: (args) => mttr.mttrSummary(args),
+
+    async gateway_status() {
+      const live = { queueDepth: await chatQueueDepth(), lastDeliveryError: await lastDeliveryError() };
+      return { text: formatAdapterStatuses(adapterStatuses(config, live)) };
+    },
+
+    async run_shell({ command }, caller) {
+      if (config.FOGHORN_AGENT_SHELL === 'off') return { error: true, text: SHELL_DISABLED };
+      const cwd = config.FOGHORN_AGENT_SHELL_DIR ?? process.cwd();
+      const run = await runShell(command, {
+        timeoutMs: config.FOGHORN_AGENT_SHELL_TIMEOUT,
+        cwd,
+        env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !SECRET_ENV.test(k))),
+      });
+      // Keyed by the activity execution: a retry after a lost completion does not audit twice.
+      await appendAudit(
+        {
+          action: 'agent.shell',
+          user: callerIdentity(caller),
+          role: config.FOGHORN_GATEWAY_ROLE,
+          resource: caller.chatId,
+          resourceType: 'Chat',
+          namespace: '',
+          details: {
+            command,
+            cwd,
+            exitCode: run.exitCode,
+            signal: run.signal,
+            timedOut: run.timedOut,
+            messageId: caller.messageId,
+          },
+          sourceIP: 'webhook',
+          userAgent: 'foghorn-gateway',
+        },
+        new Date(),
+        idempotencyKey('agent.shell'),
+      );
+      return { text: formatShellRun(command, run) };
+    },
+  };
+
+  async function run<T extends ToolName>(tool: T, rawArgs: unknown, caller: ToolCaller): Promise<ToolResult> {
+    const write = WRITES[tool];
+    if (write && !roleAtLeast(config.FOGHORN_GATEWAY_ROLE, write.role)) {
+      return { error: true, text: `Forbidden: the gateway role ${config.FOGHORN_GATEWAY_ROLE} may not ${write.what}` };
+    }
+    const parsed = toolArgs[tool].safeParse(rawArgs ?? {});
+    if (!parsed.success) {
+      return { error: true, text: `Invalid arguments for ${tool}: ${describeZodError(parsed.error, 'args')}` };
+    }
+    try {
+      return await handlers[tool](parsed.data as Args<T>, caller);
+    } catch (err) {
+      // Refusals the API would answer with 4xx go back to the user; anything else is retried.
+      if (err instanceof ApiError)
+        return { error: true, text: err.details ? `${err.message}: ${err.details}` : err.message };
+      throw err;
+    }
+  }
+
+  return {
+    /** Runs one tool call for one chat caller. Throws only what a retry may fix (Temporal, MongoDB). */
+    async runAgentTool(input: { caller: ToolCaller; call: ToolCall }): Promise<ToolResult> {
+      const { tool, args } = input.call;
+      if (!(TOOL_NAMES as string[]).includes(tool)) {
+        return { error: true, text: `Unknown tool ${tool}: use one of ${TOOL_NAMES.join(', ')}` };
+      }
+      return run(tool, args, input.caller);
+    },
+  };
+}
+
+/** Snooze durations as the API takes them: the Go grammar, above zero, at most 24h. */
+function snoozeDuration(text: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (err) {
+    if (err instanceof DurationError)
+      throw new ApiError(400, 'Invalid duration', `${text} is not a Go duration such as 30m or 2h30m`);
+    throw err;
+  }
+  if (!(ms > 0 && ms <= SNOOZE_MAX_MS))
+    throw new ApiError(400, 'Invalid duration', `${text} must be above 0s and at most 24h`);
+  return ms;
+}
+
+let definitions: ChatCompletionFunctionTool[] | undefined;
+
+/**
+ * The tools as OpenAI chat-completions function definitions, their JSON schemas generated from
+ * the same zod schemas that validate the calls (with the OpenAPI generator the API already uses).
+ * The shell is left out when it is off, so the model never plans with it.
+ */
+export function toolDefinitions(config: Pick<Config, 'FOGHORN_AGENT_SHELL'>): ChatCompletionFunctionTool[] {
+  if (!definitions) {
+    extendZodWithOpenApi(z);
+    const registry = new OpenAPIRegistry();
+    for (const name of TOOL_NAMES) registry.register(name, toolArgs[name]);
+    const schemas = new OpenApiGeneratorV31(registry.definitions).generateComponents().components?.schemas ?? {};
+    definitions = TOOL_NAMES.map((name) => ({
+      type: 'function',
+      function: {
+        name,
+        description: TOOL_DESCRIPTIONS[name],
+        parameters: schemas[name] as Record<string, unknown>,
+      },
+    }));
+  }
+  return definitions.filter((d) => config.FOGHORN_AGENT_SHELL === 'on' || d.function.name !== 'run_shell');
+}
