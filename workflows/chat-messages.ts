@@ -18,6 +18,8 @@ export const chatStateQuery = defineQuery<ChatState>('chatState');
 
 export interface ChatWorkflowInput {
   chatId: string;
+  /** Turns per run before continue-as-new (default 100; tests lower it). */
+  turnsPerRun?: number;
   /** Carried across continue-as-new; a fresh run loads its context from MongoDB. */
   carried?: { history: ChatTurn[]; pending: QueuedMessage[]; recent: string[] };
 }

@@ -74,9 +74,9 @@ export async function chatWorkflow(input: ChatWorkflowInput): Promise<void> {
     }
     current = undefined;
     turns++;
-    if (turns >= TURNS_PER_RUN || workflowInfo().continueAsNewSuggested) {
+    if (turns >= (input.turnsPerRun ?? TURNS_PER_RUN) || workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof chatWorkflow>({ chatId: input.chatId, carried: { history, pending, recent } });
+      await continueAsNew<typeof chatWorkflow>({ ...input, carried: { history, pending, recent } });
     }
   }
 }
