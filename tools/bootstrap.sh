@@ -16,6 +16,33 @@ say() { printf '[bootstrap] %s\n' "$*" >&2; }
 die() { printf '[bootstrap] ERROR: %s\n' "$*" >&2; exit 1; }
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 is required but not installed ($2)"; }
 
+# --- Speech tools from Debian packages ----------------------------------------------------
+# FOGHORN_STT=pocketsphinx transcribes voice messages locally (pocketsphinx, its en-us model,
+# sox to convert the audio); the tests speak with espeak-ng. They live outside .tools/, so this
+# runs before the stamp check below: a few `command -v` calls when everything is present.
+speech_packages="pocketsphinx pocketsphinx-en-us sox espeak-ng"
+speech_ready() {
+  command -v pocketsphinx_continuous >/dev/null 2>&1 && command -v sox >/dev/null 2>&1 \
+    && command -v espeak-ng >/dev/null 2>&1 && [ -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ]
+}
+if ! speech_ready; then
+  command -v apt-get >/dev/null 2>&1 \
+    || die "voice transcription needs the Debian packages $speech_packages, and apt-get is not available to install them"
+  if [ "$(id -u)" -eq 0 ]; then
+    as_root() { "$@"; }
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    as_root() { sudo -n "$@"; }
+  else
+    die "voice transcription needs the Debian packages $speech_packages; run: sudo apt-get install $speech_packages"
+  fi
+  say "installing $speech_packages with apt-get"
+  as_root apt-get update -qq || die "apt-get update failed"
+  # shellcheck disable=SC2086 # the package list is meant to split into words
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $speech_packages \
+    || die "apt-get could not install $speech_packages"
+  speech_ready || die "apt-get finished, yet pocketsphinx_continuous, sox, espeak-ng or the en-us model is still missing"
+fi
+
 mkdir -p "$tools"
 stamp="$tools/.stamp-$TEMPORAL_CLI_VERSION-$TEMPORAL_TEST_SERVER_VERSION-$MONGO_JAVA_SERVER_VERSION-$(cksum <"$root/tools/mongo-launcher/MongoLauncher.java" | cut -d' ' -f1)"
 [ -f "$stamp" ] && exit 0
