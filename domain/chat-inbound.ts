@@ -14,7 +14,8 @@ const optionalString = z
 const mime = (kind: 'audio' | 'image') =>
   z
     .string()
-    .regex(new RegExp(`^${kind}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$`), `must have the shape ${kind}/<subtype>`)
+    // Parameters are allowed: voice notes arrive as `audio/ogg; codecs=opus`.
+    .regex(new RegExp(`^${kind}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\\s*;.*)?$`), `must have the shape ${kind}/<subtype>`)
     .nullish()
     .transform((v) => v?.toLowerCase() ?? undefined);
 const httpUrl = z
@@ -39,8 +40,16 @@ const base64 = z
 
 const inboundSchema = z
   .object({
-    chat_id: z.string({ required_error: 'Required', invalid_type_error: 'must be a string' }).trim().min(1).max(256),
-    user_id: z.string().trim().min(1).max(256).nullish(),
+    // Echoed exactly as sent (the caller matches replies by it); only a blank one is refused.
+    chat_id: z
+      .string({ required_error: 'Required', invalid_type_error: 'must be a string' })
+      .max(256)
+      .refine((id) => id.trim().length > 0, 'must not be empty or blank'),
+    user_id: z
+      .string()
+      .max(256)
+      .nullish()
+      .transform((v) => (v?.trim() ? v : undefined)),
     text: optionalString,
     audio_b64: base64,
     audio_url: httpUrl,

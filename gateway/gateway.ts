@@ -29,7 +29,7 @@ export async function startGateway(config: Config, client: Client, logger: Logge
     throw new Error('FOGHORN_WEBHOOK_ADDR is not set: the webhook adapter has no address');
   for (const warning of configurationWarnings(config)) logger.warn(warning);
   const dispatcher = { client, taskQueue: config.FOGHORN_TASK_QUEUE };
-  const { app, beginShutdown } = createGatewayApp(config, dispatcher, logger);
+  const { app, beginShutdown, drain } = createGatewayApp(config, dispatcher, logger);
   const { host, port } = config.FOGHORN_WEBHOOK_ADDR;
   const server = await listen(app, host, port);
   const sweeper = startSweeper(dispatcher, logger);
@@ -43,6 +43,7 @@ export async function startGateway(config: Config, client: Client, logger: Logge
         server.closeIdleConnections();
       });
       await sweeper.stop();
+      await drain();
     },
   };
 }

@@ -13,11 +13,16 @@ import { dispatchMessage, type Dispatcher } from './dispatch';
 
 export const SECRET_HEADER = 'x-foghorn-secret';
 const RETRY_AFTER_SECONDS = '5';
+/** How long the 202 waits for the hand-over to Temporal, and how long the hand-over may take. */
+const DISPATCH_WAIT_MS = 1_000;
+const DISPATCH_DEADLINE_MS = 5_000;
 
 export interface GatewayApp {
   app: express.Express;
   /** From now on every request is answered 503 + Retry-After. */
   beginShutdown(): void;
+  /** Resolves when no hand-over to Temporal is still running (before closing its connection). */
+  drain(): Promise<void>;
 }
 
 /**
@@ -30,6 +35,7 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
   const maxAudio = config.FOGHORN_GATEWAY_MAX_AUDIO_BYTES;
   const maxBody = maxAudio + BODY_OVERHEAD_BYTES;
   let shuttingDown = false;
+  const inFlight = new Set<Promise<unknown>>();
   const fail = (res: Response, err: ApiError) =>
     res
       .status(err.status)
@@ -64,7 +70,9 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
   app.use((err: unknown, req: Request, res: Response, _next: express.NextFunction) => {
     const e = err as { type?: string; name?: string };
     if (e.type === 'entity.too.large') return fail(res, tooLarge(maxBody));
-    if (e.type?.startsWith('entity.') || e.type?.endsWith('.unsupported'))
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
+      return fail(res, new ApiError(415, 'Unsupported media type', (err as Error).message));
+    if (e.type?.startsWith('entity.') || e.type?.startsWith('request.'))
       return fail(res, new ApiError(400, 'Invalid request', `body: ${(err as Error).message}`));
     if (/^Mongo/.test(e.name ?? ''))
       return fail(
@@ -120,12 +128,16 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
       ...(audio && { audio }),
       ...(image && { image }),
     });
-    try {
-      await dispatchMessage(dispatcher, { messageId, chatId: m.chatId, acceptedAt });
-    } catch (err) {
-      // Stored is accepted: the sweeper hands it over once Temporal answers again.
-      logger.warn({ err, messageId }, 'message stored but not yet dispatched');
-    }
+    // Hand over to Temporal, but answer at once even if Temporal is slow or down: stored is
+    // accepted, and the sweeper hands the message over once Temporal answers again.
+    const handOver = dispatcher.client
+      .withDeadline(Date.now() + DISPATCH_DEADLINE_MS, () =>
+        dispatchMessage(dispatcher, { messageId, chatId: m.chatId, acceptedAt }),
+      )
+      .catch((err: unknown) => logger.warn({ err, messageId }, 'message stored but not yet dispatched'))
+      .finally(() => inFlight.delete(handOver));
+    inFlight.add(handOver);
+    await Promise.race([handOver, new Promise((resolve) => setTimeout(resolve, DISPATCH_WAIT_MS).unref())]);
     res.status(202).json({ message_id: messageId, chat_id: m.chatId });
   }
 
@@ -133,6 +145,9 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
     app,
     beginShutdown: () => {
       shuttingDown = true;
+    },
+    drain: async () => {
+      await Promise.all([...inFlight]);
     },
   };
 }
