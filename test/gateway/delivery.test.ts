@@ -14,17 +14,19 @@ describe('callback delivery', () => {
 
   it('retries a final reply honouring Retry-After, and holds the chat’s next reply until it is delivered', async () => {
     // The first reply of this chat is refused twice (503, Retry-After: 2) before it is taken.
-    let first: string | undefined;
-    gw.receiver.answerWith((body, attempt) =>
-      body.message_id === first && body.kind === 'final' && attempt <= 2
+    const chatFirst: { id?: string } = {};
+    gw.receiver.answerWith((body, attempt) => {
+      if (body.chat_id === 'd-order' && body.kind === 'final') chatFirst.id ??= body.message_id;
+      return body.message_id === chatFirst.id && body.kind === 'final' && attempt <= 2
         ? { status: 503, headers: { 'Retry-After': '2' } }
-        : { status: 200 },
-    );
-    first = await gw.send({ chat_id: 'd-order', text: '/help' });
+        : { status: 200 };
+    });
+    const first = await gw.send({ chat_id: 'd-order', text: '/help' });
     const second = await gw.send({ chat_id: 'd-order', text: '/incidents' });
     const third = await gw.send({ chat_id: 'd-order', text: '/gateway status' });
     await gw.reply(third, 45_000);
 
+    expect(chatFirst.id).toBe(first);
     const tries = gw.receiver.attempts.filter((a) => a.body.message_id === first);
     expect(tries.map((a) => a.status)).toEqual([503, 503, 200]);
     for (let i = 1; i < tries.length; i++) expect(tries[i]!.at - tries[i - 1]!.at).toBeGreaterThanOrEqual(1_900);
