@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { MediaRef } from '../domain/chat';
 import type { Config } from '../domain/config';
 import { isIpAddress, refusalReason } from '../domain/ssrf';
+import { setMessageMedia } from '../store/chat';
 import { putMedia } from '../store/media';
 
 /** Redirects followed per download; each hop is checked like the first URL. */
@@ -283,7 +284,9 @@ export function createMediaActivities(config: Config) {
         ...(type && { mime: type }),
         id: `${messageId}-${field}`,
       });
-      return { fileId, filename, url, ...(type && { mime: type }) };
+      const ref: MediaRef = { fileId, filename, url, ...(type && { mime: type }) };
+      await setMessageMedia(messageId, field, ref); // the stored message points at its blob from now on
+      return ref;
     },
   };
 }

@@ -2,14 +2,13 @@ import { ApplicationFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { execFileSync } from 'child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'fs';
-import { createServer, type IncomingMessage, type Server } from 'http';
-import type { AddressInfo } from 'net';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { createTranscriptionActivities, STT_NOT_CONFIGURED } from '../../activities/transcribe';
 import { parseConfig } from '../../domain/config';
 import { putMedia } from '../../store/media';
 import { useMongo } from '../harness/mongo';
+import { useSttServer } from '../harness/stt-server';
 
 const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const transcribeWith = (env: Record<string, string>) => {
@@ -19,51 +18,6 @@ const transcribeWith = (env: Record<string, string>) => {
       typeof transcribeAudio
     >;
 };
-
-interface Received {
-  path?: string;
-  authorization?: string;
-  model?: string | null;
-  file?: File;
-}
-
-/** A real HTTP server speaking OpenAI's /v1/audio/transcriptions; `answer` decides each reply. */
-async function useSttServer(answer: () => { status: number; type: string; body: string }) {
-  const received: Received[] = [];
-  const read = (req: IncomingMessage) =>
-    new Promise<Buffer>((resolve) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks)));
-    });
-  const server: Server = createServer(async (req, res) => {
-    const raw = await read(req);
-    // The platform's own multipart parser reads what the client sent.
-    const form = await new Request('http://stt.local/', {
-      method: 'POST',
-      headers: { 'content-type': req.headers['content-type'] ?? '' },
-      body: raw,
-    }).formData();
-    received.push({
-      path: req.url,
-      authorization: req.headers.authorization,
-      model: form.get('model') as string | null,
-      file: form.get('file') as File,
-    });
-    const { status, type, body } = answer();
-    res.writeHead(status, { 'content-type': type });
-    res.end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    received,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 describe('transcribeAudio', () => {
   let mongo: Awaited<ReturnType<typeof useMongo>>;

@@ -112,6 +112,15 @@ describe('gateway conversations with the built-in ChatOps agent', () => {
     expect((await getMedia(stored!.image!.fileId!)).data.equals(Buffer.from(TINY_PNG, 'base64'))).toBe(true);
   });
 
+  it('answers a voice message with a clear error when no transcription backend is configured', async () => {
+    const id = await gw.send({ chat_id: 'c-voice', audio_b64: Buffer.from('OggS').toString('base64') });
+    const reply = await gw.reply(id);
+    expect(reply.body).toMatchObject({
+      kind: 'error',
+      text: 'Voice messages are not supported: no transcription backend is configured (set FOGHORN_STT=openai or FOGHORN_STT=pocketsphinx).',
+    });
+  });
+
   it('answers /gateway status with the webhook adapter', async () => {
     const reply = await gw.reply(await gw.send({ chat_id: 'c-status', text: '/gateway status' }));
     expect(reply.body.text).toContain('adapter: webhook');
