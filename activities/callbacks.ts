@@ -1,10 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { CallbackBody, CallbackKind, ReplyImage } from '../domain/chat';
+import { truncateReply, type CallbackBody, type CallbackKind, type ReplyImage } from '../domain/chat';
 import type { Config } from '../domain/config';
 import { parseRetryAfter, retryDelayMs } from '../domain/delivery';
 import { signWebhook } from '../domain/webhook-signature';
+import { appendTimeline } from '../store/incidents';
 import { CallbackDelivery } from '../store/models';
+import { idempotencyKey } from './context';
 import { getMedia } from '../store/media';
 
 export interface CallbackRequest {
@@ -29,92 +31,127 @@ export function createCallbackActivities(config: Config) {
   const url = config.FOGHORN_WEBHOOK_CALLBACK_URL;
   const secret = config.FOGHORN_WEBHOOK_SECRET;
 
+  async function deliverCallback(request: CallbackRequest): Promise<'delivered' | 'recorded'> {
+    const webhookId = `${request.messageId}.${request.seq}`;
+    await CallbackDelivery.updateOne(
+      { webhookId },
+      {
+        $setOnInsert: {
+          webhookId,
+          messageId: request.messageId,
+          chatId: request.chatId,
+          kind: request.kind,
+          seq: request.seq,
+          text: request.text,
+          ...(request.image && { imageFileId: request.image.fileId }),
+          status: url ? 'pending' : 'recorded',
+          attempts: 0,
+          createdAt: new Date(),
+        },
+      },
+      { upsert: true },
+    );
+    if (!url) return 'recorded';
+
+    const body: CallbackBody = {
+      chat_id: request.chatId,
+      text: request.text,
+      message_id: request.messageId,
+      kind: request.kind,
+      seq: request.seq,
+    };
+    if (request.image) {
+      const image = await getMedia(request.image.fileId);
+      Object.assign(body, {
+        image_b64: image.data.toString('base64'),
+        image_mime: request.image.mime,
+        image_filename: request.image.filename,
+      });
+    }
+    const json = JSON.stringify(body);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'User-Agent': 'foghorn-gateway',
+      'webhook-id': webhookId,
+      'webhook-timestamp': String(timestamp),
+    };
+    if (secret) {
+      headers['X-Foghorn-Secret'] = secret;
+      headers['webhook-signature'] = signWebhook(secret, webhookId, timestamp, json);
+    }
+
+    let failure: string;
+    let retryAfterMs: number | undefined;
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: json,
+        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+        redirect: 'manual',
+      });
+      await res.body?.cancel();
+      if (res.ok) {
+        await CallbackDelivery.updateOne(
+          { webhookId },
+          { $set: { status: 'delivered', deliveredAt: new Date() }, $inc: { attempts: 1 } },
+        );
+        return 'delivered';
+      }
+      failure = `HTTP ${res.status} from ${new URL(url).host}`;
+      retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), new Date());
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      failure = `${(err as Error).name === 'TimeoutError' ? 'timed out' : (cause ?? (err as Error).message)} posting to ${new URL(url).host}`;
+    }
+
+    await CallbackDelivery.updateOne(
+      { webhookId },
+      { $set: { status: 'failed', lastError: failure, lastErrorAt: new Date() }, $inc: { attempts: 1 } },
+    );
+    const { attempt } = Context.current().info;
+    throw ApplicationFailure.create({
+      message: `callback ${request.kind} #${request.seq} not delivered: ${failure}`,
+      type: 'CallbackNotDelivered',
+      nextRetryDelay: retryDelayMs(attempt, Math.random(), retryAfterMs),
+    });
+  }
+
   return {
-    async deliverCallback(request: CallbackRequest): Promise<'delivered' | 'recorded'> {
-      const webhookId = `${request.messageId}.${request.seq}`;
-      await CallbackDelivery.updateOne(
-        { webhookId },
+    deliverCallback,
+
+    /**
+     * Tells the chat home channel about an incident (kind `proactive`, the `@send webhook` path)
+     * and notes it on the incident's timeline. Skipped when no home channel is configured.
+     */
+    async notifyHomeChannel(input: {
+      incident: string;
+      event: string;
+      text: string;
+    }): Promise<'delivered' | 'recorded' | 'skipped'> {
+      const home = config.FOGHORN_WEBHOOK_HOME_CHANNEL;
+      if (!home) return 'skipped';
+      const outcome = await deliverCallback({
+        messageId: `${input.incident}.${input.event}`,
+        chatId: home,
+        kind: 'proactive',
+        seq: 1,
+        text: truncateReply(input.text),
+      });
+      await appendTimeline(input.incident, [
         {
-          $setOnInsert: {
-            webhookId,
-            messageId: request.messageId,
-            chatId: request.chatId,
-            kind: request.kind,
-            seq: request.seq,
-            text: request.text,
-            ...(request.image && { imageFileId: request.image.fileId }),
-            status: url ? 'pending' : 'recorded',
-            attempts: 0,
-            createdAt: new Date(),
+          key: idempotencyKey('timeline'),
+          event: {
+            timestamp: new Date(),
+            type: 'Notification',
+            source: 'notifier',
+            message: `${outcome === 'delivered' ? 'Posted' : 'Recorded (no callback URL)'} to the chat home channel ${home}`,
+            details: { channel: 'webhook', chatId: home, event: input.event },
           },
         },
-        { upsert: true },
-      );
-      if (!url) return 'recorded';
-
-      const body: CallbackBody = {
-        chat_id: request.chatId,
-        text: request.text,
-        message_id: request.messageId,
-        kind: request.kind,
-        seq: request.seq,
-      };
-      if (request.image) {
-        const image = await getMedia(request.image.fileId);
-        Object.assign(body, {
-          image_b64: image.data.toString('base64'),
-          image_mime: request.image.mime,
-          image_filename: request.image.filename,
-        });
-      }
-      const json = JSON.stringify(body);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const headers: Record<string, string> = {
-        'Content-Type': 'application/json',
-        'User-Agent': 'foghorn-gateway',
-        'webhook-id': webhookId,
-        'webhook-timestamp': String(timestamp),
-      };
-      if (secret) {
-        headers['X-Foghorn-Secret'] = secret;
-        headers['webhook-signature'] = signWebhook(secret, webhookId, timestamp, json);
-      }
-
-      let failure: string;
-      let retryAfterMs: number | undefined;
-      try {
-        const res = await fetch(url, {
-          method: 'POST',
-          headers,
-          body: json,
-          signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-          redirect: 'manual',
-        });
-        await res.body?.cancel();
-        if (res.ok) {
-          await CallbackDelivery.updateOne(
-            { webhookId },
-            { $set: { status: 'delivered', deliveredAt: new Date() }, $inc: { attempts: 1 } },
-          );
-          return 'delivered';
-        }
-        failure = `HTTP ${res.status} from ${new URL(url).host}`;
-        retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), new Date());
-      } catch (err) {
-        const cause = (err as { cause?: { code?: string } }).cause?.code;
-        failure = `${(err as Error).name === 'TimeoutError' ? 'timed out' : (cause ?? (err as Error).message)} posting to ${new URL(url).host}`;
-      }
-
-      await CallbackDelivery.updateOne(
-        { webhookId },
-        { $set: { status: 'failed', lastError: failure, lastErrorAt: new Date() }, $inc: { attempts: 1 } },
-      );
-      const { attempt } = Context.current().info;
-      throw ApplicationFailure.create({
-        message: `callback ${request.kind} #${request.seq} not delivered: ${failure}`,
-        type: 'CallbackNotDelivered',
-        nextRetryDelay: retryDelayMs(attempt, Math.random(), retryAfterMs),
-      });
+      ]);
+      return outcome;
     },
   };
 }

@@ -9,6 +9,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { Activities } from '../activities';
 import type { IncidentActivities } from '../activities/incidents';
 import type { IncidentState, Severity } from '../domain/incident';
 import {
@@ -35,6 +36,13 @@ const analysis = proxyActivities<IncidentActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '10s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+});
+
+/** Chat home-channel notices: worth retrying for a while, never worth blocking the incident. */
+const notify = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  scheduleToCloseTimeout: '1h',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10m' },
 });
 
 export interface IncidentWorkflowInput {
@@ -167,6 +175,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     }
   };
   let pumpDone = false;
+  let notified: Promise<void> = Promise.resolve();
   const pump = (async () => {
     for (;;) {
       await condition(() => pending.length > 0 || pumpDone);
@@ -189,6 +198,17 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
         source: 'escalation-engine',
         message: 'No automatic remediation strategy is available; escalated to on-call',
       });
+      // Not awaited here: a slow chat system must not hold up a person's acknowledge or resolve.
+      notified = notify
+        .notifyHomeChannel({
+          incident: name,
+          event: 'escalation',
+          text: `${name} escalated to on-call: ${input.severity} incident on ${input.namespace}/${input.resource}, no automatic remediation available. Reply /ack ${name} to acknowledge.`,
+        })
+        .then(
+          () => undefined,
+          () => undefined, // out of tries: the delivery record keeps the error for `gateway status`
+        );
     }
   }
 
@@ -197,6 +217,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   if (!resolved()) {
     pumpDone = true;
     await pump;
+    await notified;
     await condition(allHandlersFinished);
     await continueAsNew<typeof incidentWorkflow>({
       ...input,
@@ -206,6 +227,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
 
   pumpDone = true;
   await pump;
+  await notified;
   await recordSignals();
   await condition(allHandlersFinished);
   await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });

@@ -110,6 +110,23 @@ describe('gateway with the LLM agent (OpenAI-compatible tool calling)', () => {
     expect(reply.body.seq).toBe(2); // the proactive message went first, the reply is last
   });
 
+  it('notifies the home channel when an incident escalates, and notes it on the timeline', async () => {
+    const created = await gw.call('POST', '/incidents', {
+      token: gw.tokens.operator,
+      body: { resource: 'Deployment/payments', namespace: 'prod', signalType: 'HighErrorRate', severity: 'critical' },
+    });
+    const name = created.body.metadata.name as string;
+    const notice = await gw.receiver.waitFor((c) => c.body.message_id === `${name}.escalation`);
+    expect(notice.body).toMatchObject({ chat_id: 'ops-home', kind: 'proactive', seq: 1 });
+    expect(notice.body.text).toContain(`${name} escalated to on-call: critical incident on prod/Deployment/payments`);
+    expect(notice.signatureValid).toBe(true);
+    const timeline = await gw.eventually(
+      () => gw.call('GET', `/incidents/${name}/timeline?namespace=prod`),
+      (r) => JSON.stringify(r.body).includes('"Notification"'),
+    );
+    expect(JSON.stringify(timeline.body)).toContain('Posted to the chat home channel ops-home');
+  });
+
   it('posts progress while tools run, at most one per 3 s, after the notice', async () => {
     llm.hold();
     const id = await gw.send({ chat_id: 'l-progress', text: 'three steps' });
