@@ -20,7 +20,7 @@ import {
   LIST_CAP,
 } from '../domain/agent-format';
 import type { Config } from '../domain/config';
-import { DurationError, formatDuration, parseDuration } from '../domain/duration';
+import { formatDuration } from '../domain/duration';
 import { ApiError, describeZodError } from '../domain/errors';
 import { adapterStatuses, formatAdapterStatuses } from '../domain/gateway-status';
 import { ACTIVE_STATES } from '../domain/incident';
@@ -30,6 +30,7 @@ import {
   findIncident,
   MANUAL_RESOLUTION,
   resolveIncident,
+  snoozeDuration,
   snoozeIncident,
   type IncidentOps,
 } from '../operations/incidents';
@@ -65,7 +66,6 @@ const WRITES: Partial<Record<ToolName, { role: UserRole; what: string }>> = {
   resolve_incident: { role: 'operator', what: 'resolve incidents' },
 };
 
-const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
 const SHELL_DISABLED = 'The shell tool is disabled (FOGHORN_AGENT_SHELL=off).';
 /** Worker secrets the shell must not echo into a chat transcript (`env`, `printenv`). */
 const SECRET_ENV = /SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|CREDENTIAL/i;
@@ -218,21 +218,6 @@ export function createAgentToolActivities(deps: AgentToolDeps) {
       return run(tool, args, input.caller);
     },
   };
-}
-
-/** Snooze durations as the API takes them: the Go grammar, above zero, at most 24h. */
-function snoozeDuration(text: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch (err) {
-    if (err instanceof DurationError)
-      throw new ApiError(400, 'Invalid duration', `${text} is not a Go duration such as 30m or 2h30m`);
-    throw err;
-  }
-  if (!(ms > 0 && ms <= SNOOZE_MAX_MS))
-    throw new ApiError(400, 'Invalid duration', `${text} must be above 0s and at most 24h`);
-  return ms;
 }
 
 let definitions: ChatCompletionFunctionTool[] | undefined;

@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
+import { DurationError, parseDuration } from '../domain/duration';
 import { ApiError } from '../domain/errors';
 import type { Signal } from '../domain/incident';
 import { getIncident, openOrJoin, type IncidentRecord } from '../store/incidents';
@@ -134,6 +135,23 @@ export async function acknowledgeIncident(
     ops.client.workflow.getHandle(incident.name).executeUpdate(acknowledgeUpdate, { args: [request] }),
   );
   return (await getIncident(incident.name))!;
+}
+
+const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
+
+/** Snooze durations: the Go grammar, above zero, at most 24h; anything else is `Invalid duration`. */
+export function snoozeDuration(text: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(text);
+  } catch (err) {
+    if (err instanceof DurationError)
+      throw new ApiError(400, 'Invalid duration', `${text} is not a Go duration such as 30m or 2h30m`);
+    throw err;
+  }
+  if (!(ms > 0 && ms <= SNOOZE_MAX_MS))
+    throw new ApiError(400, 'Invalid duration', `${text} must be above 0s and at most 24h`);
+  return ms;
 }
 
 export async function snoozeIncident(

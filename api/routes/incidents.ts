@@ -1,7 +1,5 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { DurationError, parseDuration } from '../../domain/duration';
-import { ApiError } from '../../domain/errors';
 import { incidentStateSchema, namespaceSchema, resourceRefSchema, signalSchema } from '../../domain/incident';
 import { severitySchema } from '../../domain/runbook';
 import { listEnvelope, PAGE_SIZE, paginationQuery, timestampQuery } from '../../domain/schemas';
@@ -13,6 +11,7 @@ import {
   ingestSignal,
   MANUAL_RESOLUTION,
   resolveIncident,
+  snoozeDuration,
   snoozeIncident,
   type IncidentOps,
 } from '../../operations/incidents';
@@ -28,7 +27,6 @@ import {
   timelineView,
 } from '../views';
 
-const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
 const namespaceQuery = z.object({ namespace: namespaceSchema.optional() });
 const actorOf = (req: Request): Actor => auditSource(req);
 
@@ -186,19 +184,4 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       },
     }),
   ];
-}
-
-/** Snooze durations: the Go grammar, above zero, at most 24h; anything else is `Invalid duration`. */
-function snoozeDuration(text: string): number {
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch (err) {
-    if (err instanceof DurationError)
-      throw new ApiError(400, 'Invalid duration', `${text} is not a Go duration such as 30m or 2h30m`);
-    throw err;
-  }
-  if (!(ms > 0 && ms <= SNOOZE_MAX_MS))
-    throw new ApiError(400, 'Invalid duration', `${text} must be above 0s and at most 24h`);
-  return ms;
 }
