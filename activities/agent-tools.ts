@@ -41,7 +41,7 @@ import { IncidentModel } from '../store/models';
 import { findPage } from '../store/pagination';
 import { getPostmortem, getPostmortemByIncident } from '../store/postmortems';
 import type { Actor } from '../workflows/incident-messages';
-import { idempotencyKey } from './context';
+import { idempotencyKey, withHeartbeat } from './context';
 import { createMttrActivities } from './mttr';
 import { runShell } from './shell';
 
@@ -215,7 +215,7 @@ export function createAgentToolActivities(deps: AgentToolDeps) {
       if (!(TOOL_NAMES as string[]).includes(tool)) {
         return { error: true, text: `Unknown tool ${tool}: use one of ${TOOL_NAMES.join(', ')}` };
       }
-      return run(tool, args, input.caller);
+      return withHeartbeat(() => run(tool, args, input.caller));
     },
   };
 }

@@ -8,3 +8,20 @@ export function idempotencyKey(suffix = ''): string {
   const { workflowExecution, activityId } = Context.current().info;
   return `${workflowExecution?.workflowId}/${workflowExecution?.runId}/${activityId}${suffix ? '/' + suffix : ''}`;
 }
+
+const HEARTBEAT_MS = 3_000;
+
+/**
+ * Runs `fn` while heartbeating: a dead worker's attempt is noticed within the heartbeat timeout
+ * instead of the whole start-to-close timeout.
+ */
+export async function withHeartbeat<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const activity = Context.current();
+  activity.heartbeat();
+  const beat = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);
+  try {
+    return await fn(activity.cancellationSignal);
+  } finally {
+    clearInterval(beat);
+  }
+}

@@ -21,7 +21,7 @@ import type {
   ResolveRequest,
   SnoozeRequest,
 } from '../workflows/incident-messages';
-import { idempotencyKey } from './context';
+import { idempotencyKey, withHeartbeat } from './context';
 import { analyzeWithLlm, llmContext, type LlmConfig } from './llm';
 
 export interface IncidentActivityDeps {
@@ -31,7 +31,6 @@ export interface IncidentActivityDeps {
 }
 
 const CASCADE_WINDOW_MS = 10 * 60 * 1000;
-const HEARTBEAT_MS = 3_000;
 
 async function mustGet(name: string): Promise<IncidentRecord> {
   const incident = await getIncident(name);
@@ -101,21 +100,15 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       let used: { provider: string; model: string } = provider;
       let fallbackReason = '';
       if (deps.llm) {
-        const activity = Context.current();
-        // Heartbeats while the model thinks: a dead worker's attempt is retried within the
-        // heartbeat timeout instead of the whole start-to-close timeout.
-        const beat = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);
+        const llm = deps.llm;
         try {
-          activity.heartbeat();
-          insight = await analyzeWithLlm(deps.llm, ctx, activity.cancellationSignal);
+          insight = await withHeartbeat((signal) => analyzeWithLlm(llm, ctx, signal));
         } catch (err) {
           // Cancelled (worker shutting down, workflow gone): let Temporal retry, don't fall back.
-          if (activity.cancellationSignal.aborted) throw err;
+          if (Context.current().cancellationSignal.aborted) throw err;
           fallbackReason = (err as Error).message;
           insight = analyzeWithRules(ctx);
           used = RULES_PROVIDER;
-        } finally {
-          clearInterval(beat);
         }
       } else {
         insight = analyzeWithRules(ctx);

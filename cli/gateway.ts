@@ -40,7 +40,9 @@ export function gatewayCommand(config: () => Config): Command {
         process.exit(2);
       }
       await connectStore(cfg.MONGODB_URI ?? DEFAULT_MONGODB_URI);
-      const temporal = await connectTemporal(cfg.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS, cfg.TEMPORAL_NAMESPACE);
+      const temporal = await connectTemporal(cfg.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS, cfg.TEMPORAL_NAMESPACE, {
+        lazy: true,
+      });
       const running = await startGateway(cfg, temporal, logger);
       onShutdown([() => running.stop(), () => temporal.connection.close(), () => disconnectMongo()]);
     });

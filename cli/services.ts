@@ -51,8 +51,16 @@ export async function ensureAdminToken(config: Config): Promise<{ token: string;
   return { token, source: file };
 }
 
-export async function connectTemporal(address: string, namespace: string): Promise<Client> {
-  const connection = await Connection.connect({ address });
+/**
+ * A Temporal client. `lazy` connects on first use instead of failing now: the gateway must start
+ * (and store messages) during a Temporal outage; its sweeper hands them over later.
+ */
+export async function connectTemporal(
+  address: string,
+  namespace: string,
+  opts: { lazy?: boolean } = {},
+): Promise<Client> {
+  const connection = opts.lazy ? Connection.lazy({ address }) : await Connection.connect({ address });
   return new Client({ connection, namespace });
 }
 

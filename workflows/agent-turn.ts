@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { PreparedTurn } from '../activities/chat';
 import { agentConversation, MAX_AGENT_STEPS, type AgentMessage } from '../domain/agent-conversation';
@@ -25,14 +25,22 @@ const llm = proxyActivities<Activities>({
   startToCloseTimeout: '2m',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumAttempts: 3 },
 });
+/** Tools heartbeat, so a worker that dies mid-tool is noticed in seconds, not minutes. */
 const tools = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
+  heartbeatTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 /** A shell command is not idempotent: it runs at most once. */
-const shell = proxyActivities<Activities>({ startToCloseTimeout: '15m', retry: { maximumAttempts: 1 } });
+const shell = proxyActivities<Activities>({
+  startToCloseTimeout: '15m',
+  heartbeatTimeout: '10s',
+  retry: { maximumAttempts: 1 },
+});
 
 export const NOTICE_TEXT = 'Working on it…';
+export const SHELL_INTERRUPTED =
+  'The shell command was interrupted: the worker running it stopped. It may or may not have completed, and it was not run again.';
 
 interface Outcome {
   kind: 'final' | 'error';
@@ -97,8 +105,15 @@ async function fetched(messageId: string, field: 'audio' | 'image', ref: MediaRe
   return media.fetchMedia({ messageId, field, url: ref.url, ...(ref.mime && { mime: ref.mime }) });
 }
 
-function runTool(caller: ToolCaller, call: ToolCall): Promise<ToolResult> {
-  return (call.tool === 'run_shell' ? shell : tools).runAgentTool({ caller, call });
+async function runTool(caller: ToolCaller, call: ToolCall): Promise<ToolResult> {
+  if (call.tool !== 'run_shell') return tools.runAgentTool({ caller, call });
+  try {
+    return await shell.runAgentTool({ caller, call });
+  } catch (err) {
+    if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure)
+      return { error: true, text: SHELL_INTERRUPTED };
+    throw err;
+  }
 }
 
 /** Slash commands onto the shared tool set; anything else gets the help text. */

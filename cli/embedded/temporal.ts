@@ -23,6 +23,8 @@ const typeNames: Record<string, string> = {
  * The Temporal CLI's dev server (DESIGN §3) with Foghorn's search attributes registered.
  * `dbFile` persists workflows across restarts; without it they live in memory.
  */
+const SETPRIV = '/usr/bin/setpriv';
+
 export async function startEmbeddedTemporal(opts: {
   port: number;
   uiPort?: number;
@@ -38,10 +40,15 @@ export async function startEmbeddedTemporal(opts: {
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.
+  // The MongoDB launcher exits when its stdin closes; the Temporal CLI does not. On Linux,
+  // setpriv asks the kernel to stop it when we die, even by kill -9 (it then execs the server).
+  const [command, commandArgs] = existsSync(SETPRIV)
+    ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', binary, ...args]]
+    : [binary, args];
   const server = await spawnServer(
     'Temporal dev server',
-    binary,
-    args,
+    command,
+    commandArgs,
     (line) => /^Temporal Server:\s+\S+/.test(line),
     {
       timeoutMs: 90_000,

@@ -4,6 +4,7 @@ import { tmpdir } from 'os';
 import path from 'path';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../cli/embedded/mongo';
 import { startEmbeddedTemporal, type EmbeddedTemporal } from '../../cli/embedded/temporal';
+import { SHELL_INTERRUPTED } from '../../workflows/agent-turn';
 import { useCallbackReceiver, type ReceivedCallback } from '../harness/callback-receiver';
 import { freePort } from '../harness/ports';
 import { alive, killAll, spawnCli, survivors, waitListening, waitPolling, type CliProcess } from '../harness/processes';
@@ -124,15 +125,29 @@ describe('gateway crash safety: kill -9 of any process loses no accepted message
     expectOneFinal(messageId, /\/help/);
   }, 120_000);
 
-  it('a. kill -9 of the worker mid-turn: a new worker finishes the turn', async () => {
-    const { status, messageId } = await post('crash-worker', '/sh sleep 4; echo slept-ok');
+  it('a. kill -9 of the worker mid-turn: the turn is answered, and the chat goes on', async () => {
+    const { status, messageId } = await post('crash-worker', '/sh sleep 6; echo slept-ok');
     expect(status).toBe(202);
     // The notice goes out after ~2 s: the shell command is running on the worker right now.
     await receiver.waitFor((c) => c.body.message_id === messageId && c.body.kind === 'notice', 30_000);
     await worker.crash();
+    expect(receiver.of(messageId).filter(isReply)).toEqual([]); // it did die mid-turn
+    // A message queued behind the interrupted one, while no worker runs.
+    const queued = await post('crash-worker', '/sh echo after-the-crash');
     await startWorker();
-    await reply(messageId);
-    expectOneFinal(messageId, /slept-ok/);
+    // A shell command is never run twice: the lost run is reported, not repeated.
+    const answer = await reply(messageId);
+    expect(answer.body).toMatchObject({ kind: 'error', text: SHELL_INTERRUPTED });
+    expect(
+      new Set(
+        receiver
+          .of(messageId)
+          .filter(isReply)
+          .map((c) => c.headers['webhook-id']),
+      ).size,
+    ).toBe(1);
+    await reply(queued.messageId);
+    expectOneFinal(queued.messageId, /after-the-crash/);
   }, 240_000);
 
   it('b. kill -9 of the gateway right after the 202: the reply still arrives', async () => {

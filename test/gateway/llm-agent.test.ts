@@ -94,7 +94,10 @@ describe('gateway with the LLM agent (OpenAI-compatible tool calling)', () => {
     const over = await gw.reply(await gw.send({ chat_id: 'l-len', text: 'exactly 3501' }));
     expect(Array.from(over.body.text)).toHaveLength(3500);
     expect(over.body.text).toBe('x'.repeat(3499) + '…');
-    const stored = await getChatMessage(over.body.message_id);
+    const stored = await gw.eventually(
+      () => getChatMessage(over.body.message_id),
+      (m) => m?.status === 'done',
+    );
     expect(stored!.reply).toBe('x'.repeat(3501)); // the record keeps the whole answer
   });
 

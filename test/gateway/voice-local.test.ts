@@ -43,7 +43,12 @@ describe('gateway voice with pocketsphinx, private URLs refused', () => {
     });
     const reply = await gw.reply(id, 60_000);
     expect(reply.body.kind).toBe('final'); // not a slash command: the built-in agent answers with help
-    const heard = (await getChatMessage(id))!.prompt!.toLowerCase().split(/\s+/);
+    // The turn records the transcript right after its last callback.
+    const done = await gw.eventually(
+      () => getChatMessage(id),
+      (m) => m?.status === 'done',
+    );
+    const heard = done!.prompt!.toLowerCase().split(/\s+/);
     const expected = ['we', 'have', 'a', 'problem', 'with', 'the', 'network'];
     expect(expected.filter((w) => heard.includes(w)).length).toBeGreaterThanOrEqual(2);
   });

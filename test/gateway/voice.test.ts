@@ -63,7 +63,11 @@ describe('gateway voice and media (FOGHORN_STT=openai, private URLs allowed)', (
       model: 'whisper-1',
     });
     expect(Buffer.from(await sent.file!.arrayBuffer()).equals(OGG)).toBe(true);
-    expect((await getChatMessage(id))!.prompt).toBe('/incidents');
+    const done = await gw.eventually(
+      () => getChatMessage(id),
+      (m) => m?.status === 'done',
+    );
+    expect(done!.prompt).toBe('/incidents');
   });
 
   it('downloads a voice message from a URL (following a redirect) before transcribing it', async () => {
