@@ -17,6 +17,12 @@ FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 
+# Local voice transcription (FOGHORN_STT=pocketsphinx) on the worker: the engine, its English
+# model, and sox to convert audio. Add ffmpeg for formats sox cannot read (e.g. Opus).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends pocketsphinx pocketsphinx-en-us sox \
+ && rm -rf /var/lib/apt/lists/*
+
 # Files stay root-owned (read-only to the runtime user); the process runs as `node`.
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
