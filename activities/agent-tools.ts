@@ -22,7 +22,7 @@ import {
 import type { Config } from '../domain/config';
 import { formatDuration } from '../domain/duration';
 import { ApiError, describeZodError } from '../domain/errors';
-import { adapterStatuses, formatAdapterStatuses } from '../domain/gateway-status';
+import { formatAdapterStatuses } from '../domain/gateway-status';
 import { ACTIVE_STATES } from '../domain/incident';
 import { roleAtLeast, type UserRole } from '../domain/roles';
 import {
@@ -35,7 +35,7 @@ import {
   type IncidentOps,
 } from '../operations/incidents';
 import { appendAudit } from '../store/audit';
-import { chatQueueDepth, lastDeliveryError } from '../store/chat';
+import { gatewayStatus } from '../store/chat';
 import { getTimeline, type IncidentRecord } from '../store/incidents';
 import { IncidentModel } from '../store/models';
 import { findPage } from '../store/pagination';
@@ -64,6 +64,8 @@ const WRITES: Partial<Record<ToolName, { role: UserRole; what: string }>> = {
   acknowledge_incident: { role: 'operator', what: 'acknowledge incidents' },
   snooze_incident: { role: 'operator', what: 'snooze incidents' },
   resolve_incident: { role: 'operator', what: 'resolve incidents' },
+  // A shell on the worker can do anything an operator can, and more: never for viewers.
+  run_shell: { role: 'operator', what: 'run shell commands' },
 };
 
 const SHELL_DISABLED = 'The shell tool is disabled (FOGHORN_AGENT_SHELL=off).';
@@ -150,8 +152,7 @@ export function createAgentToolActivities(deps: AgentToolDeps) {
     mttr_summary: (args) => mttr.mttrSummary(args),
 
     async gateway_status() {
-      const live = { queueDepth: await chatQueueDepth(), lastDeliveryError: await lastDeliveryError() };
-      return { text: formatAdapterStatuses(adapterStatuses(config, live)) };
+      return { text: formatAdapterStatuses(await gatewayStatus(config)) };
     },
 
     async run_shell({ command }, caller) {

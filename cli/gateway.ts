@@ -4,7 +4,7 @@ import { createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
 import { formatAdapterStatuses } from '../domain/gateway-status';
 import { startGateway } from '../gateway/gateway';
-import { gatewayStatus } from '../gateway/status';
+import { gatewayStatus } from '../store/chat';
 import { disconnectMongo } from '../store/connection';
 import { connectStore, connectTemporal, DEFAULT_MONGODB_URI, DEFAULT_TEMPORAL_ADDRESS, withStore } from './services';
 import { onShutdown } from './shutdown';

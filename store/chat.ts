@@ -1,4 +1,6 @@
 import type { ChatTurn, MediaRef } from '../domain/chat';
+import type { Config } from '../domain/config';
+import { adapterStatuses, type AdapterStatus } from '../domain/gateway-status';
 import { CallbackDelivery, ChatMessage, type ChatMessageDoc } from './models';
 
 /** Chat messages and callback deliveries of the gateway (DESIGN §10). */
@@ -78,4 +80,10 @@ export async function lastDeliveryError(): Promise<{ at: Date; error: string; we
   return doc?.lastError && doc.lastErrorAt
     ? { at: doc.lastErrorAt, error: doc.lastError, webhookId: doc.webhookId }
     : undefined;
+}
+
+/** The active adapters with their live queue depth and last delivery error. */
+export async function gatewayStatus(config: Config): Promise<AdapterStatus[]> {
+  const [queueDepth, lastError] = await Promise.all([chatQueueDepth(), lastDeliveryError()]);
+  return adapterStatuses(config, { queueDepth, ...(lastError && { lastDeliveryError: lastError }) });
 }

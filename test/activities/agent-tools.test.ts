@@ -201,6 +201,9 @@ describe('agent tools', () => {
     expect((await tool({ tool: 'resolve_incident', args: { name } }, viewer)).text).toBe(
       'Forbidden: the gateway role viewer may not resolve incidents',
     );
+    expect((await tool({ tool: 'run_shell', args: { command: 'echo hi' } }, viewer)).text).toBe(
+      'Forbidden: the gateway role viewer may not run shell commands',
+    );
     expect((await tool({ tool: 'show_incident', args: { name } }, viewer)).error).toBeUndefined();
     expect((await get(`/incidents/${name}`)).body.status).toMatchObject({ state: 'Escalated', acknowledged: false });
   });
