@@ -45,4 +45,3 @@ export async function useSttServer(answer: () => { status: number; type: string;
       }),
   };
 }
-
