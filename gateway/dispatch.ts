@@ -28,19 +28,25 @@ export async function dispatchMessage(
   await markQueued(message.messageId);
 }
 
-/** Messages stored but never handed over (Temporal was down, or the process died in between). */
-const SWEEP_AFTER_MS = 5_000;
+/**
+ * Messages stored but never handed over (Temporal was down, or the process died in between).
+ * Three times the hand-over deadline, so a slow hand-over is not doubled.
+ */
+const SWEEP_AFTER_MS = 15_000;
 const SWEEP_EVERY_MS = 5_000;
 
 /**
  * Re-dispatches stored messages that did not reach Temporal, oldest first, until stopped. This
- * is what makes "accepted" mean "will be answered" across crashes and outages.
+ * is what makes "accepted" mean "will be answered" across crashes and outages. One sweep at a
+ * time; stopping interrupts a sweep between messages.
  */
 export function startSweeper(d: Dispatcher, logger: Logger): { stop(): Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
+  let stopped = false;
+  let sweeping: Promise<void> | undefined;
   const sweep = async () => {
     try {
       for (const m of await undispatchedMessages(new Date(Date.now() - SWEEP_AFTER_MS))) {
+        if (stopped) return;
         await dispatchMessage(d, { messageId: m.messageId, chatId: m.chatId, acceptedAt: m.acceptedAt });
         logger.info({ messageId: m.messageId, chatId: m.chatId }, 'late message dispatched');
       }
@@ -48,14 +54,17 @@ export function startSweeper(d: Dispatcher, logger: Logger): { stop(): Promise<v
       logger.warn({ err }, 'dispatch sweep failed; will retry');
     }
   };
-  const timer = setInterval(() => {
-    running = running.then(sweep);
-  }, SWEEP_EVERY_MS);
-  running = running.then(sweep);
+  const tick = () => {
+    if (stopped || sweeping) return;
+    sweeping = sweep().finally(() => (sweeping = undefined));
+  };
+  const timer = setInterval(tick, SWEEP_EVERY_MS);
+  tick();
   return {
     stop: async () => {
+      stopped = true;
       clearInterval(timer);
-      await running;
+      await sweeping;
     },
   };
 }

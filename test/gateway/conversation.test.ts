@@ -121,6 +121,14 @@ describe('gateway conversations with the built-in ChatOps agent', () => {
     });
   });
 
+  it('accepts a large inline voice note (5 MB) and keeps it byte for byte', async () => {
+    const audio = Buffer.alloc(5 * 1024 * 1024, 42);
+    const id = await gw.send({ chat_id: 'c-big', audio_b64: audio.toString('base64'), audio_mime: 'audio/ogg' });
+    expect((await gw.reply(id)).body.kind).toBe('error'); // no transcription backend in this deployment
+    const stored = await getChatMessage(id);
+    expect((await getMedia(stored!.audio!.fileId!)).data.equals(audio)).toBe(true);
+  });
+
   it('answers /gateway status with the webhook adapter', async () => {
     const reply = await gw.reply(await gw.send({ chat_id: 'c-status', text: '/gateway status' }));
     expect(reply.body.text).toContain('adapter: webhook');

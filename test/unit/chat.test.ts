@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { extractSendDirectives, truncateReply } from '../../domain/chat';
+import { parseInbound } from '../../domain/chat-inbound';
 import { parseConfig } from '../../domain/config';
 import { BACKOFF_CAP_MS, parseRetryAfter, retryDelayMs, RETRY_AFTER_CAP_MS } from '../../domain/delivery';
 import { secretMatches, signWebhook, verifyWebhook } from '../../domain/webhook-signature';
@@ -102,5 +103,18 @@ describe('gateway configuration', () => {
     expect(() =>
       parseConfig({ FOGHORN_WEBHOOK_ADDR: '8085', FOGHORN_GATEWAY_ROLE: 'root', FOGHORN_AGENT_SHELL_TIMEOUT: '0s' }),
     ).toThrow(/FOGHORN_WEBHOOK_ADDR="8085".*\n.*FOGHORN_GATEWAY_ROLE="root".*\n.*FOGHORN_AGENT_SHELL_TIMEOUT="0s"/);
+  });
+});
+
+describe('inbound base64', () => {
+  it('decodes a 20 MB voice note (no regexp stack overflow on long input)', () => {
+    const audio = Buffer.alloc(20 * 1000 * 1000, 7);
+    const result = parseInbound({ chat_id: 'c', audio_b64: audio.toString('base64') }, 21 * 1024 * 1024);
+    expect(result.ok && result.message.audio?.data?.equals(audio)).toBe(true);
+  });
+  it('refuses bad padding and stray characters', () => {
+    for (const bad of ['abc', 'ab=c', 'a===', 'abcd!', '====']) {
+      expect(parseInbound({ chat_id: 'c', audio_b64: bad }, 1000)).toMatchObject({ ok: false, status: 400 });
+    }
   });
 });

@@ -1,0 +1,264 @@
+/**
+ * Webhook accept path on the embedded stack (`foghorn dev` with FOGHORN_WEBHOOK_ADDR): latency
+ * p50/p99 of POST /inbound up to the 202 and accepted messages per second, at 50 and 500
+ * concurrent senders (one keep-alive socket each, so N senders means N requests in flight).
+ * Text messages (`/help`, the built-in agent) over CHATS chat ids. Each level runs on a fresh
+ * private stack. Also printed per level: the cores each process of the stack used during the
+ * POSTs; how many final callbacks arrived within a bounded wait (how far the worker got with
+ * the backlog); per-chat order violations among them; hand-overs to Temporal that missed their
+ * deadline (from the log); and how long `foghorn dev` took to stop with the backlog queued.
+ * Usage: npx ts-node --transpile-only bench/gateway-accept.ts [requestsPerLevel=2000] [chats=100]
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
+import http from 'http';
+import { loadavg, tmpdir } from 'os';
+import path from 'path';
+import { useCallbackReceiver } from '../test/harness/callback-receiver';
+import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { freePort } from '../test/harness/ports';
+import { summary } from './stats';
+
+const REQUESTS = Number(process.argv[2] ?? 2000);
+const CHATS = Number(process.argv[3] ?? 100);
+const LEVELS = [50, 500];
+const SECRET = 'bench-shared-secret-0123456789abcdef';
+const REQUEST_TIMEOUT_MS = 60_000;
+const LEVEL_DEADLINE_MS = 120_000;
+const DRAIN_DEADLINE_MS = 60_000;
+
+interface Answer {
+  status: number; // 0: no HTTP answer (socket error or timeout)
+  ms: number;
+  body: string;
+}
+
+/** One request on the given agent; never rejects. */
+function request(agent: http.Agent, url: URL, method: string, body?: string): Promise<Answer> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const req = http.request(
+      url,
+      {
+        agent,
+        method,
+        headers: {
+          'content-type': 'application/json',
+          'x-foghorn-secret': SECRET,
+          ...(body !== undefined && { 'content-length': Buffer.byteLength(body) }),
+        },
+        timeout: REQUEST_TIMEOUT_MS,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body: text }));
+        res.on('error', (err) => resolve({ status: 0, ms: performance.now() - started, body: String(err) }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', (err) => resolve({ status: 0, ms: performance.now() - started, body: String(err) }));
+    req.end(body);
+  });
+}
+
+/** CPU seconds (user + system) per process name, for `pid` and all its descendants. */
+function cpuByProcess(pid: number): Map<string, number> {
+  const procs: { pid: number; ppid: number; name: string; cpu: number }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.push({ pid: Number(entry), ppid: Number(f[1]), name, cpu: (Number(f[11]) + Number(f[12])) / 100 });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const mine = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of procs)
+      if (!mine.has(p.pid) && mine.has(p.ppid)) {
+        mine.add(p.pid);
+        grew = true;
+      }
+  }
+  const byName = new Map<string, number>();
+  for (const p of procs) if (mine.has(p.pid)) byName.set(p.name, (byName.get(p.name) ?? 0) + p.cpu);
+  return byName;
+}
+
+interface LevelResult {
+  senders: number;
+  sent: number;
+  seconds: number;
+  latencies: number[];
+  statuses: Map<number, number>;
+  firstError?: string;
+  accepted: number;
+  answered: number;
+  drainSeconds: number;
+  loadBefore: number;
+  /**
+   * Per-chat order: message B sent after message A's 202 must not be answered before A. Counts
+   * pairs where B's final arrived first, or arrived while A's is still missing.
+   */
+  outOfOrder: number;
+  /** Hand-overs to Temporal that missed their deadline (left to the sweeper), from the log. */
+  lateHandOvers: number;
+  /** Cores used while the POSTs ran, per process of the stack, and by this benchmark. */
+  cores: string;
+  /** `foghorn dev` from SIGINT to exit, with the backlog still queued. */
+  stopSeconds: number;
+}
+
+/** One concurrency level on a fresh private stack, so each level starts with an idle worker. */
+async function runLevel(senders: number): Promise<LevelResult> {
+  let result: Omit<LevelResult, 'lateHandOvers' | 'stopSeconds'>;
+  interface Sent {
+    chatId: string;
+    messageId: string;
+    sentAt: number;
+    answeredAt: number;
+  }
+  let stopSeconds = 0;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-'));
+  const receiver = await useCallbackReceiver(SECRET);
+  const webhookPort = await freePort();
+  const dev = await startDev({
+    ...(await devEnv(dataDir)),
+    FOGHORN_WEBHOOK_ADDR: `127.0.0.1:${webhookPort}`,
+    FOGHORN_WEBHOOK_SECRET: SECRET,
+    FOGHORN_WEBHOOK_CALLBACK_URL: receiver.url,
+    FOGHORN_WEBHOOK_PATH: '',
+    FOGHORN_WEBHOOK_HOME_CHANNEL: '',
+    FOGHORN_LLM_BASE_URL: '', // the built-in ChatOps agent
+    FOGHORN_STT: '',
+  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: senders, maxFreeSockets: senders });
+  try {
+    await waitReady(dev.api);
+    const url = new URL(`http://127.0.0.1:${webhookPort}/inbound`);
+    // Open the sockets first (a GET is a 405 and stores nothing): connection set-up is not measured.
+    await Promise.all(Array.from({ length: senders }, () => request(agent, url, 'GET')));
+    const loadBefore = loadavg()[0];
+
+    const statuses = new Map<number, number>();
+    const accepted = new Set<string>();
+    const latencies: number[] = [];
+    const sent: Sent[] = [];
+    let firstError: string | undefined;
+    let next = 0;
+    const cpuBefore = cpuByProcess(dev.child.pid!);
+    const benchCpuBefore = process.cpuUsage();
+    const started = performance.now();
+    const deadline = Date.now() + LEVEL_DEADLINE_MS;
+    await Promise.all(
+      Array.from({ length: senders }, async () => {
+        while (next < REQUESTS && Date.now() < deadline) {
+          const i = next++;
+          const chatId = `bench-${i % CHATS}`;
+          const body = JSON.stringify({ chat_id: chatId, user_id: 'bench', text: '/help' });
+          const sentAt = performance.now();
+          const answer = await request(agent, url, 'POST', body);
+          latencies.push(answer.ms);
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          if (answer.status === 202) {
+            const messageId = (JSON.parse(answer.body) as { message_id: string }).message_id;
+            accepted.add(messageId);
+            sent.push({ chatId, messageId, sentAt, answeredAt: sentAt + answer.ms });
+          } else firstError ??= `${answer.status || 'no answer'}: ${answer.body.slice(0, 200)}`;
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const benchCpu = process.cpuUsage(benchCpuBefore);
+    const cores = [...cpuByProcess(dev.child.pid!)]
+      .map(([name, cpu]) => [name, (cpu - (cpuBefore.get(name) ?? 0)) / seconds] as const)
+      .concat([['bench', (benchCpu.user + benchCpu.system) / 1e6 / seconds]])
+      .filter(([, c]) => c >= 0.05)
+      .map(([name, c]) => `${name} ${c.toFixed(2)}`)
+      .join(', ');
+
+    // Then the worker's side: final callbacks of the accepted messages, waited for a bounded time.
+    const drainDeadline = Date.now() + DRAIN_DEADLINE_MS;
+    let answered = 0;
+    for (;;) {
+      answered = new Set(
+        receiver
+          .delivered()
+          .filter((c) => (c.body.kind === 'final' || c.body.kind === 'error') && accepted.has(c.body.message_id))
+          .map((c) => c.body.message_id),
+      ).size;
+      if (answered >= accepted.size || Date.now() > drainDeadline) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const drainSeconds = (performance.now() - started) / 1000;
+
+    const finalAt = new Map<string, number>(); // message id → position among the final callbacks
+    receiver.delivered().forEach((c, at) => {
+      if (c.body.kind === 'final' || c.body.kind === 'error') finalAt.set(c.body.message_id, at);
+    });
+    let outOfOrder = 0;
+    for (const a of sent)
+      for (const b of sent) {
+        if (b.chatId !== a.chatId || b.sentAt <= a.answeredAt || !finalAt.has(b.messageId)) continue;
+        if (!finalAt.has(a.messageId) || finalAt.get(a.messageId)! > finalAt.get(b.messageId)!) outOfOrder++;
+      }
+    result = {
+      senders,
+      sent: latencies.length,
+      seconds,
+      latencies,
+      statuses,
+      ...(firstError && { firstError }),
+      accepted: accepted.size,
+      answered,
+      drainSeconds,
+      loadBefore,
+      outOfOrder,
+      cores,
+    };
+  } finally {
+    agent.destroy();
+    const stopping = performance.now();
+    await stopDev(dev);
+    stopSeconds = (performance.now() - stopping) / 1000;
+    await receiver.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  const lateHandOvers = dev
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('not yet dispatched')).length;
+  return { ...result, lateHandOvers, stopSeconds };
+}
+
+async function main() {
+  console.log(
+    `${REQUESTS} POST /inbound per level, text "/help" over ${CHATS} chats, a fresh \`foghorn dev\` per level; ` +
+      `finals waited for up to ${DRAIN_DEADLINE_MS / 1000} s`,
+  );
+  for (const senders of LEVELS) {
+    const r = await runLevel(senders);
+    const l = summary(r.latencies);
+    const non202 = r.sent - (r.statuses.get(202) ?? 0);
+    const codes = [...r.statuses].map(([s, n]) => `${s || 'no answer'}×${n}`).join(' ');
+    console.log(
+      `senders=${String(senders).padStart(3)}  sent=${r.sent}  ${(r.sent / r.seconds).toFixed(1).padStart(6)} msg/s  ` +
+        `p50=${l.p50.toFixed(1)}ms p99=${l.p99.toFixed(1)}ms max=${Math.max(...r.latencies).toFixed(1)}ms  ` +
+        `non-202=${non202} (${codes})  finals=${r.answered}/${r.accepted} after ${r.drainSeconds.toFixed(1)}s ` +
+        `(${(r.answered / r.drainSeconds).toFixed(1)} turns/s)  out of order=${r.outOfOrder}  late hand-overs=${r.lateHandOvers}  ` +
+        `stop=${r.stopSeconds.toFixed(1)}s  load1=${r.loadBefore.toFixed(1)}`,
+    );
+    console.log(`  cores busy during the POSTs: ${r.cores}`);
+    if (r.firstError) console.log(`  first non-202: ${r.firstError}`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

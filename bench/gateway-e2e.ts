@@ -1,0 +1,196 @@
+/**
+ * Webhook end to end on the embedded stack (`foghorn dev` with FOGHORN_WEBHOOK_ADDR) and the
+ * built-in ChatOps agent: time from the POST to the 202, and from the POST to the final
+ * callback at a local receiver, for `/help` (no tool) and `/incidents` (one tool activity that
+ * reads MongoDB). Sequential in one chat, then CHATS chats in parallel (each chat sends its next
+ * message when the previous final arrived). 20 incidents are ingested first so `/incidents` has
+ * something to list.
+ * Usage: npx ts-node --transpile-only bench/gateway-e2e.ts [sequentialPerCommand=30] [chats=20] [perChat=4]
+ */
+import { Client, Connection } from '@temporalio/client';
+import { mkdtempSync, rmSync } from 'fs';
+import { loadavg, tmpdir } from 'os';
+import path from 'path';
+import { useCallbackReceiver } from '../test/harness/callback-receiver';
+import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { freePort } from '../test/harness/ports';
+import { percentile } from './stats';
+
+const SEQUENTIAL = Number(process.argv[2] ?? 30);
+const CHATS = Number(process.argv[3] ?? 20);
+const PER_CHAT = Number(process.argv[4] ?? 4);
+const COMMANDS = ['/help', '/incidents'] as const;
+const SECRET = 'bench-shared-secret-0123456789abcdef';
+const FINAL_TIMEOUT_MS = 60_000;
+const INCIDENTS = 20;
+
+type Command = (typeof COMMANDS)[number];
+interface Sample {
+  command: Command;
+  messageId: string;
+  sentAt: number;
+  acceptMs: number;
+  /** From the POST to the start of the message's agent-turn workflow (its id is the message id). */
+  turnStartMs?: number;
+  finalMs: number;
+  /** Callbacks before the final one (the 'working on it' notice, progress). */
+  before: number;
+  kind: string;
+}
+
+async function main() {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-'));
+  const receiver = await useCallbackReceiver(SECRET);
+  const webhookPort = await freePort();
+  const env = await devEnv(dataDir);
+  const dev = await startDev({
+    ...env,
+    FOGHORN_RATE_LIMIT: '1000000',
+    FOGHORN_WEBHOOK_ADDR: `127.0.0.1:${webhookPort}`,
+    FOGHORN_WEBHOOK_SECRET: SECRET,
+    FOGHORN_WEBHOOK_CALLBACK_URL: receiver.url,
+    FOGHORN_WEBHOOK_PATH: '',
+    FOGHORN_WEBHOOK_HOME_CHANNEL: '',
+    FOGHORN_LLM_BASE_URL: '', // the built-in ChatOps agent
+    FOGHORN_STT: '',
+  });
+  const inbound = `http://127.0.0.1:${webhookPort}/inbound`;
+
+  /** POST, then wait for the message's final (or error) callback; times measured from the POST. */
+  async function turn(chatId: string, command: Command): Promise<Sample> {
+    const sentAt = Date.now();
+    const res = await fetch(inbound, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-foghorn-secret': SECRET },
+      body: JSON.stringify({ chat_id: chatId, user_id: 'bench', text: command }),
+    });
+    const acceptMs = Date.now() - sentAt;
+    const text = await res.text();
+    if (res.status !== 202) throw new Error(`HTTP ${res.status}: ${text}`);
+    const { message_id: messageId } = JSON.parse(text) as { message_id: string };
+    const final = await receiver.waitFor(
+      (c) => c.body.message_id === messageId && (c.body.kind === 'final' || c.body.kind === 'error'),
+      FINAL_TIMEOUT_MS,
+    );
+    return {
+      command,
+      messageId,
+      sentAt,
+      acceptMs,
+      finalMs: final.at - sentAt, // `at` is stamped by the receiver on arrival, not when polled
+      before: receiver.of(messageId).length - 1,
+      kind: final.body.kind,
+    };
+  }
+
+  /** Start times of the agent-turn workflows, from Temporal. */
+  async function addTurnStarts(samples: Sample[]) {
+    const connection = await Connection.connect({ address: `127.0.0.1:${env.FOGHORN_TEMPORAL_PORT}` });
+    try {
+      const client = new Client({ connection });
+      for (const s of samples) {
+        const { startTime } = await client.workflow.getHandle(s.messageId).describe();
+        s.turnStartMs = startTime.getTime() - s.sentAt;
+      }
+    } finally {
+      await connection.close();
+    }
+  }
+
+  function print(mode: string, samples: Sample[], seconds: number, load: number) {
+    for (const command of COMMANDS) {
+      const of = samples.filter((s) => s.command === command);
+      const accept = of.map((s) => s.acceptMs).sort((a, b) => a - b);
+      const final = of.map((s) => s.finalMs).sort((a, b) => a - b);
+      const turnStart = of.map((s) => s.turnStartMs ?? NaN).sort((a, b) => a - b);
+      const errors = of.filter((s) => s.kind !== 'final').length;
+      const extra = of.reduce((n, s) => n + s.before, 0);
+      console.log(
+        `${mode.padEnd(22)} ${command.padEnd(10)} n=${String(of.length).padStart(3)}  ` +
+          `202 p50=${percentile(accept, 50)}ms p99=${percentile(accept, 99)}ms  ` +
+          `turn start p50=${percentile(turnStart, 50)}ms  final p50=${percentile(final, 50)}ms p99=${percentile(final, 99)}ms max=${final[final.length - 1]}ms  ` +
+          `notices/progress=${extra}  errors=${errors}`,
+      );
+    }
+    console.log(
+      `${mode.padEnd(22)} ${(samples.length / seconds).toFixed(1)} turns/s overall, load1=${load.toFixed(1)}`,
+    );
+  }
+
+  try {
+    await waitReady(dev.api);
+    const headers = { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' };
+    for (let i = 0; i < INCIDENTS; i++) {
+      const res = await fetch(`${dev.api}/alerts/alertmanager`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          version: '4',
+          groupKey: 'bench',
+          status: 'firing',
+          receiver: 'foghorn',
+          groupLabels: {},
+          commonLabels: {},
+          commonAnnotations: {},
+          externalURL: 'http://am',
+          alerts: [
+            {
+              status: 'firing',
+              labels: {
+                alertname: 'KubePodCrashLooping',
+                severity: 'high',
+                namespace: 'bench',
+                deployment: `svc-${i}`,
+              },
+              annotations: { summary: 'crash looping' },
+              startsAt: new Date().toISOString(),
+              endsAt: '0001-01-01T00:00:00Z',
+              generatorURL: '',
+              fingerprint: `f${i}`,
+            },
+          ],
+        }),
+      });
+      if (res.status !== 202) throw new Error(`ingest: HTTP ${res.status}: ${await res.text()}`);
+    }
+    // Let the incidents' workflows finish their first analysis, so they are not in the figures.
+    await new Promise((r) => setTimeout(r, 5_000));
+    // One turn of each command first: the chat workflow, the worker's caches and the sockets warm up.
+    for (const command of COMMANDS) await turn('bench-warmup', command);
+
+    console.log(
+      `built-in agent; ${SEQUENTIAL} × each command in one chat, then ${CHATS} chats × ${PER_CHAT} messages in parallel`,
+    );
+    let started = performance.now();
+    const sequential: Sample[] = [];
+    for (let i = 0; i < 2 * SEQUENTIAL; i++) sequential.push(await turn('bench-seq', COMMANDS[i % 2]));
+    const sequentialSeconds = (performance.now() - started) / 1000;
+    const sequentialLoad = loadavg()[0];
+    await addTurnStarts(sequential);
+    print('sequential, 1 chat', sequential, sequentialSeconds, sequentialLoad);
+
+    started = performance.now();
+    const parallel = (
+      await Promise.all(
+        Array.from({ length: CHATS }, async (_, chat) => {
+          const samples: Sample[] = [];
+          for (let i = 0; i < PER_CHAT; i++) samples.push(await turn(`bench-par-${chat}`, COMMANDS[(chat + i) % 2]));
+          return samples;
+        }),
+      )
+    ).flat();
+    const parallelSeconds = (performance.now() - started) / 1000;
+    const parallelLoad = loadavg()[0];
+    await addTurnStarts(parallel);
+    print(`parallel, ${CHATS} chats`, parallel, parallelSeconds, parallelLoad);
+  } finally {
+    await stopDev(dev);
+    await receiver.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
