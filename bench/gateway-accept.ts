@@ -15,6 +15,7 @@ import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { useCallbackReceiver } from '../test/harness/callback-receiver';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { webhookEnv } from './fixtures';
 import { freePort } from '../test/harness/ports';
 import { summary } from './stats';
 
@@ -129,13 +130,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
   const webhookPort = await freePort();
   const dev = await startDev({
     ...(await devEnv(dataDir)),
-    FOGHORN_WEBHOOK_ADDR: `127.0.0.1:${webhookPort}`,
-    FOGHORN_WEBHOOK_SECRET: SECRET,
-    FOGHORN_WEBHOOK_CALLBACK_URL: receiver.url,
-    FOGHORN_WEBHOOK_PATH: '',
-    FOGHORN_WEBHOOK_HOME_CHANNEL: '',
-    FOGHORN_LLM_BASE_URL: '', // the built-in ChatOps agent
-    FOGHORN_STT: '',
+    ...webhookEnv({ secret: SECRET, callbackUrl: receiver.url, addr: `127.0.0.1:${webhookPort}` }),
   });
   const agent = new http.Agent({ keepAlive: true, maxSockets: senders, maxFreeSockets: senders });
   try {

@@ -13,6 +13,7 @@ import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { useCallbackReceiver } from '../test/harness/callback-receiver';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { firingAlert, webhookEnv } from './fixtures';
 import { freePort } from '../test/harness/ports';
 import { percentile } from './stats';
 
@@ -46,13 +47,7 @@ async function main() {
   const dev = await startDev({
     ...env,
     FOGHORN_RATE_LIMIT: '1000000',
-    FOGHORN_WEBHOOK_ADDR: `127.0.0.1:${webhookPort}`,
-    FOGHORN_WEBHOOK_SECRET: SECRET,
-    FOGHORN_WEBHOOK_CALLBACK_URL: receiver.url,
-    FOGHORN_WEBHOOK_PATH: '',
-    FOGHORN_WEBHOOK_HOME_CHANNEL: '',
-    FOGHORN_LLM_BASE_URL: '', // the built-in ChatOps agent
-    FOGHORN_STT: '',
+    ...webhookEnv({ secret: SECRET, callbackUrl: receiver.url, addr: `127.0.0.1:${webhookPort}` }),
   });
   const inbound = `http://127.0.0.1:${webhookPort}/inbound`;
 
@@ -124,32 +119,7 @@ async function main() {
       const res = await fetch(`${dev.api}/alerts/alertmanager`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({
-          version: '4',
-          groupKey: 'bench',
-          status: 'firing',
-          receiver: 'foghorn',
-          groupLabels: {},
-          commonLabels: {},
-          commonAnnotations: {},
-          externalURL: 'http://am',
-          alerts: [
-            {
-              status: 'firing',
-              labels: {
-                alertname: 'KubePodCrashLooping',
-                severity: 'high',
-                namespace: 'bench',
-                deployment: `svc-${i}`,
-              },
-              annotations: { summary: 'crash looping' },
-              startsAt: new Date().toISOString(),
-              endsAt: '0001-01-01T00:00:00Z',
-              generatorURL: '',
-              fingerprint: `f${i}`,
-            },
-          ],
-        }),
+        body: JSON.stringify(firingAlert('bench', `svc-${i}`, `f${i}`)),
       });
       if (res.status !== 202) throw new Error(`ingest: HTTP ${res.status}: ${await res.text()}`);
     }

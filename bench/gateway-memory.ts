@@ -20,6 +20,7 @@ import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { useCallbackReceiver } from '../test/harness/callback-receiver';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { webhookEnv } from './fixtures';
 import { freePort } from '../test/harness/ports';
 
 const AUDIO_BYTES = Math.round(Number(process.argv[2] ?? 20) * 1_000_000);
@@ -145,13 +146,8 @@ async function main() {
   const receiver = await useCallbackReceiver(SECRET);
   const env: NodeJS.ProcessEnv = {
     ...(await devEnv(dataDir)),
-    FOGHORN_WEBHOOK_SECRET: SECRET, // the worker signs and sends the callbacks
-    FOGHORN_WEBHOOK_CALLBACK_URL: receiver.url,
-    FOGHORN_WEBHOOK_ADDR: '',
-    FOGHORN_WEBHOOK_PATH: '',
-    FOGHORN_WEBHOOK_HOME_CHANNEL: '',
-    FOGHORN_LLM_BASE_URL: '',
-    FOGHORN_STT: '',
+    // No webhook in dev: the gateway runs as its own process; the worker signs and sends the callbacks.
+    ...webhookEnv({ secret: SECRET, callbackUrl: receiver.url, addr: '' }),
   };
   const dev = await startDev(env);
   const webhookPort = await freePort();

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { firingAlert } from './fixtures';
 import { runConcurrently, summary } from './stats';
 
 const ALERTS = Number(process.argv[2] ?? 200);
@@ -28,32 +29,7 @@ async function main() {
       const namespace = `bench-c${senders}`;
       const started = performance.now();
       const latencies = await runConcurrently(ALERTS, senders, async (i) => {
-        const body = {
-          version: '4',
-          groupKey: 'bench',
-          status: 'firing',
-          receiver: 'foghorn',
-          groupLabels: {},
-          commonLabels: {},
-          commonAnnotations: {},
-          externalURL: 'http://am',
-          alerts: [
-            {
-              status: 'firing',
-              labels: {
-                alertname: 'KubePodCrashLooping',
-                severity: 'high',
-                namespace,
-                deployment: `svc-${i % RESOURCES}`,
-              },
-              annotations: { summary: 'crash looping' },
-              startsAt: new Date().toISOString(),
-              endsAt: '0001-01-01T00:00:00Z',
-              generatorURL: '',
-              fingerprint: `f${i}`,
-            },
-          ],
-        };
+        const body = firingAlert(namespace, `svc-${i % RESOURCES}`, `f${i}`);
         const res = await fetch(`${dev.api}/alerts/alertmanager`, {
           method: 'POST',
           headers,

@@ -111,11 +111,8 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
       if (!media) return undefined;
       if (!media.data) return { url: media.url, ...(media.mime && { mime: media.mime }) };
       const filename = `${messageId}-${field}`;
-      const { fileId } = await putMedia(media.data, {
-        filename,
-        id: filename,
-        ...(media.mime && { mime: media.mime }),
-      });
+      // A fresh id: nothing to look up first on the accept path.
+      const { fileId } = await putMedia(media.data, { filename, ...(media.mime && { mime: media.mime }) });
       return { fileId, filename, ...(media.mime && { mime: media.mime }) };
     };
     const audio = await stored('audio', m.audio);

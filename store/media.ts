@@ -22,9 +22,11 @@ export async function putMedia(
   data: Buffer,
   meta: { filename: string; mime?: string; id?: string },
 ): Promise<StoredMedia> {
-  const id = meta.id ? meta.id : new mongoose.mongo.ObjectId().toHexString();
-  const existing = await findMedia(id);
-  if (existing) return { fileId: id, length: existing.length };
+  const id = meta.id ?? new mongoose.mongo.ObjectId().toHexString();
+  if (meta.id) {
+    const existing = await findMedia(meta.id);
+    if (existing) return { fileId: id, length: existing.length };
+  }
   await new Promise<void>((resolve, reject) => {
     const upload = bucket().openUploadStreamWithId(id as unknown as mongoose.mongo.ObjectId, meta.filename, {
       metadata: { mime: meta.mime ?? 'application/octet-stream' },

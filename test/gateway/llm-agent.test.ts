@@ -1,6 +1,6 @@
 import { getChatMessage } from '../../store/chat';
 import { chatWorkflow } from '../../workflows/chat';
-import { chatWorkflowId } from '../../workflows/chat-messages';
+import { chatStateQuery, chatWorkflowId } from '../../workflows/chat-messages';
 import { useGateway } from '../harness/gateway';
 import { useLlmServer, type LlmRequestBody } from '../harness/llm-server';
 
@@ -170,6 +170,11 @@ describe('gateway with the LLM agent (OpenAI-compatible tool calling)', () => {
     const latest = await gw.client.workflow.getHandle(chatWorkflowId(chatId)).describe();
     expect(latest.runId).not.toBe(handle.firstExecutionRunId); // continued as new after two turns
     expect(latest.status.name).toBe('RUNNING');
+    // The new run counts its own turns; nothing is left queued.
+    expect(await gw.client.workflow.getHandle(chatWorkflowId(chatId)).query(chatStateQuery)).toEqual({
+      queued: 0,
+      turns: 1,
+    });
   });
 
   it('answers with an error callback when the model keeps failing', async () => {
