@@ -1,0 +1,99 @@
+/**
+ * Records workflow histories for the replay test (test/replay/replay.test.ts). Run it with the
+ * code of the release whose in-flight workflows must keep working, before changing a workflow:
+ *
+ *   npx ts-node --transpile-only test/replay/record.ts [label]
+ *
+ * It drives real workflows through the API and the chat gateway on the time-skipping test
+ * server, then writes each history (binary protobuf) to test/replay/histories/<label>-<name>.pb.
+ * Running workflows are recorded as they stand: a partial history is what a worker replays
+ * after an upgrade.
+ */
+import { writeFile } from 'fs/promises';
+import path from 'path';
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { chatWorkflowId } from '../../workflows/chat-messages';
+import { useGateway } from '../harness/gateway';
+
+const OUT = path.join(__dirname, 'histories');
+
+async function save(client: Client, label: string, workflowId: string, as: string): Promise<void> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  // Binary protobuf: the SDK's JSON helpers trip over its nested protobufjs copies.
+  await writeFile(path.join(OUT, `${label}-${as}.pb`), temporal.api.history.v1.History.encode(history).finish());
+  console.log(`recorded ${as} (${history.events?.length} events)`);
+}
+
+async function main(): Promise<void> {
+  const label = process.argv[2] ?? 'v1';
+  const gw = await useGateway();
+  try {
+    const get = (p: string) => gw.call('GET', p, { token: gw.tokens.viewer });
+    const untilState = (name: string, state: string) =>
+      gw.eventually(
+        () => get(`/incidents/${name}`),
+        (r) => r.body.status?.state === state,
+        60_000,
+      );
+    const open = async (resource: string) => {
+      const res = await gw.call('POST', '/incidents', {
+        token: gw.tokens.operator,
+        body: { resource, namespace: 'shop', signalType: 'OOMKilled', severity: 'high', description: 'OOMKilled' },
+      });
+      return res.body.metadata.name as string;
+    };
+    const act = (name: string, verb: string, body: object) =>
+      gw.call('POST', `/incidents/${name}/${verb}?namespace=shop`, { token: gw.tokens.operator, body });
+
+    // 1. A whole life: escalated, correlated signal, acknowledged, snoozed, resolved, postmortem.
+    const done = await open('Deployment/checkout');
+    await untilState(done, 'Escalated');
+    await gw.call('POST', '/incidents', {
+      token: gw.tokens.operator,
+      body: { resource: 'Deployment/checkout', namespace: 'shop', signalType: 'HighMemory', description: 'again' },
+    });
+    await act(done, 'acknowledge', { acknowledgedBy: 'alice', message: 'on it' });
+    await act(done, 'snooze', { duration: '30m', reason: 'deploy', snoozedBy: 'alice' });
+    await act(done, 'resolve', { resolution: 'raised the limit' });
+    await gw.eventually(
+      () => get(`/postmortems?incident=${done}`),
+      (r) => r.body.metadata?.totalCount === 1,
+      60_000,
+    );
+    await gw.client.workflow.getHandle(done).result();
+    await save(gw.client, label, done, 'incident-resolved');
+    await save(gw.client, label, `${done}-postmortem`, 'postmortem');
+
+    // 2. In flight: escalated and waiting for a person, with an acknowledge.
+    const waiting = await open('Deployment/cart');
+    await untilState(waiting, 'Escalated');
+    await act(waiting, 'acknowledge', { acknowledgedBy: 'bob' });
+    await save(gw.client, label, waiting, 'incident-escalated-running');
+
+    // 3. A chat with two turns, still running (waiting for the next message).
+    const chatId = 'replay-chat';
+    for (const text of ['/help', '/incidents']) {
+      const id = await gw.send({ chat_id: chatId, user_id: 'alice', text });
+      await gw.reply(id, 60_000);
+      await gw.client.workflow.getHandle(id).result();
+      if (text === '/incidents') await save(gw.client, label, id, 'agent-turn');
+    }
+    await gw.eventually(
+      () => gw.client.workflow.getHandle(chatWorkflowId(chatId)).fetchHistory(),
+      (h) => (h.events ?? []).filter((e) => e.childWorkflowExecutionCompletedEventAttributes).length === 2,
+      60_000,
+    );
+    await save(gw.client, label, chatWorkflowId(chatId), 'chat-running');
+  } finally {
+    await gw.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

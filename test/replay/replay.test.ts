@@ -1,0 +1,39 @@
+import { readdirSync, readFileSync } from 'fs';
+import path from 'path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+
+/**
+ * Incidents and chats in flight must survive upgrades: every recorded history (test/replay/
+ * histories, made by record.ts with an earlier release) must replay on today's workflow code
+ * without a non-determinism error. A workflow change that alters its commands needs `patched()`
+ * or a new workflow type; this test is what catches one that forgot.
+ */
+const dir = path.join(__dirname, 'histories');
+const files = readdirSync(dir).filter((f) => f.endsWith('.pb'));
+const load = (f: string) => temporal.api.history.v1.History.decode(readFileSync(path.join(dir, f)));
+
+describe('replay of recorded histories', () => {
+  it('has histories of every workflow type to replay', () => {
+    const types = new Set(
+      files.map((f) => load(f).events[0].workflowExecutionStartedEventAttributes!.workflowType!.name),
+    );
+    expect([...types].sort()).toEqual(['agentTurnWorkflow', 'chatWorkflow', 'incidentWorkflow', 'postmortemWorkflow']);
+  });
+
+  it('replays every history on the current workflow code', async () => {
+    const histories = files.map((f) => ({
+      workflowId: f.replace(/\.pb$/, ''),
+      history: load(f),
+    }));
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories(
+      { workflowsPath: require.resolve('../../workflows'), replayName: 'foghorn-replay' },
+      histories,
+    )) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+    expect(files.length).toBeGreaterThanOrEqual(5);
+  }, 120_000);
+});
