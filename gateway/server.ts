@@ -9,13 +9,13 @@ import { ApiError, envelope } from '../domain/errors';
 import { secretMatches } from '../domain/webhook-signature';
 import { saveChatMessage } from '../store/chat';
 import { putMedia } from '../store/media';
-import { dispatchMessage, type Dispatcher } from './dispatch';
+import { handOverMessage } from '../operations/chat-dispatch';
+import type { Dispatcher } from './dispatch';
 
 export const SECRET_HEADER = 'x-foghorn-secret';
 const RETRY_AFTER_SECONDS = '5';
-/** How long the 202 waits for the hand-over to Temporal, and how long the hand-over may take. */
+/** How long the 202 waits for the hand-over to Temporal (each signal may take 5 s, SIGNAL_DEADLINE_MS). */
 const DISPATCH_WAIT_MS = 1_000;
-const DISPATCH_DEADLINE_MS = 5_000;
 
 export interface GatewayApp {
   app: express.Express;
@@ -117,23 +117,42 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
     };
     const audio = await stored('audio', m.audio);
     const image = await stored('image', m.image);
-    const acceptedAt = await saveChatMessage({
-      messageId,
-      chatId: m.chatId,
-      ...(m.userId && { userId: m.userId }),
-      ...(m.text && { text: m.text }),
-      ...(audio && { audio }),
-      ...(image && { image }),
-    });
+    // The chat's hand-over slot is taken with the acceptance stamp, before the record is stored,
+    // so this process hands a chat's messages over in acceptance order; earlier messages of the
+    // chat that were stored but never handed over (by any process) go first
+    // (operations/chat-dispatch.ts).
+    const acceptedAt = new Date();
+    const saved = saveChatMessage(
+      {
+        messageId,
+        chatId: m.chatId,
+        ...(m.userId && { userId: m.userId }),
+        ...(m.text && { text: m.text }),
+        ...(audio && { audio }),
+        ...(image && { image }),
+      },
+      acceptedAt,
+    );
     // Hand over to Temporal, but answer at once even if Temporal is slow or down: stored is
     // accepted, and the sweeper hands the message over once Temporal answers again.
-    const handOver = dispatcher.client
-      .withDeadline(Date.now() + DISPATCH_DEADLINE_MS, () =>
-        dispatchMessage(dispatcher, { messageId, chatId: m.chatId, acceptedAt }),
-      )
+    const handOver = handOverMessage(
+      dispatcher,
+      { messageId, chatId: m.chatId, acceptedAt },
+      {
+        stored: saved,
+        onHandedOver: (earlier) => {
+          if (earlier.messageId !== messageId)
+            logger.info(
+              { messageId: earlier.messageId, chatId: earlier.chatId, before: messageId },
+              'late message dispatched',
+            );
+        },
+      },
+    )
       .catch((err: unknown) => logger.warn({ err, messageId }, 'message stored but not yet dispatched'))
       .finally(() => inFlight.delete(handOver));
     inFlight.add(handOver);
+    await saved; // not stored: not accepted (503 when MongoDB is down)
     await Promise.race([handOver, new Promise((resolve) => setTimeout(resolve, DISPATCH_WAIT_MS).unref())]);
     res.status(202).json({ message_id: messageId, chat_id: m.chatId });
   }

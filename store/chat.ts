@@ -16,9 +16,11 @@ export interface NewChatMessage {
 
 export type ChatMessageRecord = ChatMessageDoc;
 
-/** Stores an accepted message; resolves once MongoDB has it (the 202 comes after). */
-export async function saveChatMessage(message: NewChatMessage): Promise<Date> {
-  const acceptedAt = new Date();
+/**
+ * Stores an accepted message; resolves once MongoDB has it (the 202 comes after). `acceptedAt`
+ * places it in its chat's order: the gateway stamps it when it takes the chat's hand-over slot.
+ */
+export async function saveChatMessage(message: NewChatMessage, acceptedAt = new Date()): Promise<Date> {
   await ChatMessage.create({ ...message, status: 'accepted', acceptedAt });
   return acceptedAt;
 }
@@ -38,6 +40,39 @@ export async function undispatchedMessages(before: Date, limit = 100): Promise<C
     .sort({ acceptedAt: 1 })
     .limit(limit)
     .lean<ChatMessageRecord[]>();
+}
+
+/**
+ * One chat's messages not yet handed to its workflow, in acceptance order (`acceptedAt`, then
+ * `_id`, which a process allocates in increasing order), accepted before `bound` (or at it, with
+ * `inclusive`).
+ */
+export async function undispatchedMessagesOf(
+  chatId: string,
+  bound: Date,
+  opts: { inclusive?: boolean; limit?: number } = {},
+): Promise<ChatMessageRecord[]> {
+  return ChatMessage.find({ chatId, status: 'accepted', acceptedAt: { [opts.inclusive ? '$lte' : '$lt']: bound } })
+    .sort({ acceptedAt: 1, _id: 1 })
+    .limit(opts.limit ?? 100)
+    .lean<ChatMessageRecord[]>();
+}
+
+/**
+ * Chats with a message accepted before `before` and never handed over, the chat with the oldest
+ * such message first; `skip` leaves out chats already dealt with.
+ */
+export async function chatsWithUndispatched(before: Date, skip: string[] = [], limit = 100): Promise<string[]> {
+  const docs = await ChatMessage.find({
+    status: 'accepted',
+    acceptedAt: { $lt: before },
+    ...(skip.length && { chatId: { $nin: skip } }),
+  })
+    .sort({ acceptedAt: 1, _id: 1 })
+    .limit(limit)
+    .select({ chatId: 1 })
+    .lean<{ chatId: string }[]>();
+  return [...new Set(docs.map((d) => d.chatId))];
 }
 
 /** Records media downloaded or stored after acceptance (URL media lands in GridFS). */
