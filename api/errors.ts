@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, describeZodError, envelope } from '../domain/errors';
+import { redact } from '../domain/redact';
 
 export { ApiError, describeZodError, envelope };
 
@@ -23,16 +24,20 @@ const MONGO_OUTAGE = /^Mongo(Network|ServerSelection|NotConnected|Topology)/;
 export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
   if (res.headersSent) return next(err);
   const mapped = toApiError(err);
+  // The request logger redacts what it writes (api/observability.ts).
   if (mapped.status >= 500) req.log?.error({ err }, 'request failed');
+  // Details may quote the request (a JSON parser's excerpt of the body): never echo a secret.
   res
     .status(mapped.status)
     .set(mapped.headers)
-    .json(envelope(mapped.status, mapped.message, mapped.details));
+    .json(envelope(mapped.status, mapped.message, redact(mapped.details)));
 };
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as { type?: string; status?: number; name?: string; message?: string; code?: string };
+  // A path parameter that is not valid percent-encoding names nothing (router's decodeParam).
+  if (err instanceof URIError) return new ApiError(404, 'Not found', 'malformed percent-encoding in the path');
   // body-parser errors
   if (e.type === 'entity.parse.failed') return badRequest(`body: malformed JSON (${e.message})`);
   if (e.type === 'entity.too.large')

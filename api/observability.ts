@@ -1,12 +1,77 @@
 import { randomUUID } from 'crypto';
 import type { RequestHandler } from 'express';
-import pino, { type Logger } from 'pino';
+import type { IncomingMessage } from 'http';
+import pino, { type Logger, type LoggerOptions } from 'pino';
 import { pinoHttp } from 'pino-http';
+import pinoPretty from 'pino-pretty';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { isSecretKey, redact, REDACTED, redactText } from '../domain/redact';
 
-export function createLogger(level: string): Logger {
-  return pino({ level, base: { service: 'foghorn' } });
+/** Keys pino serializes itself (the request logger's req/res, errors); redacted after that. */
+const SERIALIZED = new Set(['req', 'res', 'err']);
+
+/** The fields of one log line, secrets out (domain/redact.ts); errors under any key keep their stack. */
+function redactFields(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (isSecretKey(key) && value !== undefined && value !== null && value !== '') out[key] = REDACTED;
+    else if (SERIALIZED.has(key) && !(value instanceof Error)) out[key] = value;
+    else out[key] = redact(value);
+  }
+  return out;
 }
+
+const redacted =
+  <T>(serialize: (value: T) => unknown) =>
+  (value: T) =>
+    redact(serialize(value));
+
+/** Serializers shared by every logger: pino's standard ones, then the redaction rule. */
+const serializers = {
+  err: redacted(pino.stdSerializers.err),
+  req: redacted((req: Record<string, unknown>) => req),
+  res: redacted((res: Record<string, unknown>) => res),
+};
+
+/**
+ * Foghorn's logger. Every line goes through the one redaction rule (domain/redact.ts): message
+ * text, fields, child bindings, request and error serializers. On a terminal the lines are
+ * pretty-printed for people; otherwise (files, pipes, containers) one JSON object per line.
+ */
+export function createLogger(level: string, opts: { pretty?: boolean } = {}): Logger {
+  const options: LoggerOptions = {
+    level,
+    base: { service: 'foghorn' },
+    serializers,
+    formatters: { log: redactFields, bindings: redactFields },
+    hooks: {
+      logMethod(args, method) {
+        method.apply(
+          this,
+          args.map((a: unknown) => (typeof a === 'string' ? redactText(a) : a)) as Parameters<typeof method>,
+        );
+      },
+    },
+  };
+  const pretty = opts.pretty ?? Boolean(process.stdout.isTTY);
+  if (!pretty) return pino(options);
+  return pino(
+    options,
+    pinoPretty({
+      colorize: true,
+      sync: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      // The message names method, path and status; JSON output (not a terminal) keeps the rest.
+      ignore: 'pid,hostname,service,req,res,responseTime',
+    }),
+  );
+}
+
+/** The path as the client sent it (Express rewrites `url` inside mounted routers). */
+const path = (req: IncomingMessage) => (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '';
+
+/** Probes and scrapes: logged only at trace, whatever they answer. */
+const QUIET_PATHS = /^\/(healthz|readyz|livez|metrics)(\/|$|\?)/;
 
 /** Structured request log with a request id (taken from `X-Request-Id` when the caller sent one). */
 export function requestLogger(logger: Logger): RequestHandler {
@@ -18,7 +83,15 @@ export function requestLogger(logger: Logger): RequestHandler {
       res.setHeader('X-Request-Id', id);
       return id;
     },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    // Quiet by default: a line per request only at debug (health and metrics at trace), except
+    // server errors, which are always worth a line.
+    customLogLevel: (req, res, err) => {
+      if (QUIET_PATHS.test(path(req))) return 'trace';
+      return err || res.statusCode >= 500 ? 'error' : 'debug';
+    },
+    customSuccessMessage: (req, res, ms) => `${req.method} ${path(req)} ${res.statusCode} ${ms}ms`,
+    customErrorMessage: (req, res, err) => `${req.method} ${path(req)} ${res.statusCode} ${err.message}`,
+    serializers,
   });
 }
 

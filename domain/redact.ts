@@ -16,15 +16,28 @@ export function isSecretKey(key: string): boolean {
 
 /** Values that are secrets whatever key they sit under: bearer credentials, our tokens, PEM keys. */
 const SECRET_VALUE = [
-  /\bBearer\s+[A-Za-z0-9._~+/=-]+/gi,
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
   /\bfh_[A-Za-z0-9_-]{20,}/g,
+  /\b(sk|whsec)[-_][A-Za-z0-9_-]{16,}/g, // OpenAI-style API keys, Standard Webhooks secrets
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
-  /\b(client-key-data|client-certificate-data|token):\s*\S+/gi,
 ];
+
+/** Names that announce a secret inside text: `token: …`, `"apiKey":"…"`, `password=…`, `?access_token=…`. */
+const SECRET_NAME =
+  'authorization|proxy-authorization|cookie|set-cookie|x-foghorn-secret|webhook-signature|x-api-key|api[-_]?key|apikey|[\\w-]*(?:token|secret|password|passwd)|client-key-data|client-certificate-data|kubeconfig';
+const SECRET_ASSIGNMENT = new RegExp(
+  `((?:^|[^\\w-])["']?(?:${SECRET_NAME})["']?\\s*[:=]\\s*)(\\[REDACTED\\]|"[^"]*"|'[^']*'|[^\\s,;&"'}\\]]+)`,
+  'gi',
+);
 
 /** A string with every secret-looking value replaced. */
 export function redactText(text: string): string {
-  return SECRET_VALUE.reduce((out, re) => out.replace(re, REDACTED), text);
+  const out = SECRET_VALUE.reduce((t, re) => t.replace(re, REDACTED), text);
+  return out.replace(SECRET_ASSIGNMENT, (_m, name: string, value: string) =>
+    value === REDACTED
+      ? name + value
+      : name + (value.startsWith('"') ? `"${REDACTED}"` : value.startsWith("'") ? `'${REDACTED}'` : REDACTED),
+  );
 }
 
 /**
@@ -34,7 +47,13 @@ export function redactText(text: string): string {
 export function redact<T>(value: T, seen = new WeakSet<object>()): T {
   if (typeof value === 'string') return redactText(value) as T;
   if (value === null || typeof value !== 'object') return value;
-  if (value instanceof Date) return value;
+  if (value instanceof Date || ArrayBuffer.isView(value)) return value;
+  if (value instanceof Error) {
+    // Errors keep what makes them useful (type, message, stack, code, cause), with secrets out.
+    const { name, message, stack, ...own } = value as Error & Record<string, unknown>;
+    const cause = (value as { cause?: unknown }).cause;
+    return redact({ type: name, message, stack, ...own, ...(cause !== undefined && { cause }) }, seen) as T;
+  }
   if (seen.has(value)) return '[Circular]' as T;
   seen.add(value);
   if (Array.isArray(value)) return value.map((v) => redact(v, seen)) as T;

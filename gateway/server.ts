@@ -6,6 +6,7 @@ import { BODY_OVERHEAD_BYTES } from '../domain/chat';
 import { parseInbound, type InboundMedia } from '../domain/chat-inbound';
 import type { Config } from '../domain/config';
 import { ApiError, envelope } from '../domain/errors';
+import { redact } from '../domain/redact';
 import { secretMatches } from '../domain/webhook-signature';
 import { saveChatMessage } from '../store/chat';
 import { putMedia } from '../store/media';
@@ -36,11 +37,12 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
   const maxBody = maxAudio + BODY_OVERHEAD_BYTES;
   let shuttingDown = false;
   const inFlight = new Set<Promise<unknown>>();
+  // Details may quote the request (a JSON parser's excerpt of the body): never echo a secret.
   const fail = (res: Response, err: ApiError) =>
     res
       .status(err.status)
       .set(err.headers)
-      .json(envelope(err.status, err.message, err.details));
+      .json(envelope(err.status, err.message, redact(err.details)));
 
   const app = express();
   app.disable('x-powered-by');

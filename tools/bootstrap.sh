@@ -37,9 +37,15 @@ if ! speech_ready; then
     die "voice transcription needs the Debian packages $speech_packages; run: sudo apt-get install $speech_packages"
   fi
   say "installing $speech_packages with apt-get"
-  as_root apt-get update -qq || die "apt-get update failed"
+  # Another apt (unattended-upgrades, a second terminal) may hold the dpkg or lists lock: wait
+  # for it up to 10 minutes instead of failing at once: the option covers the dpkg locks, the
+  # loop (when fuser can see the holder) the lists lock that `apt-get update` takes.
+  apt_wait=(-o DPkg::Lock::Timeout=600)
+  apt_locked() { command -v fuser >/dev/null 2>&1 && fuser /var/lib/apt/lists/lock /var/lib/dpkg/lock-frontend >/dev/null 2>&1; }
+  for _ in $(seq 1 120); do apt_locked || break; say "waiting for another apt to finish"; sleep 5; done
+  as_root apt-get "${apt_wait[@]}" update -qq || die "apt-get update failed"
   # shellcheck disable=SC2086 # the package list is meant to split into words
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $speech_packages \
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends $speech_packages \
     || die "apt-get could not install $speech_packages"
   speech_ready || die "apt-get finished, yet pocketsphinx_continuous, sox, espeak-ng or the en-us model is still missing"
 fi
@@ -99,10 +105,11 @@ lib="$tools/mongo/lib"
 if [ ! -f "$lib/mongo-java-server-h2-backend-$MONGO_JAVA_SERVER_VERSION.jar" ]; then
   say "fetching mongo-java-server $MONGO_JAVA_SERVER_VERSION jars from Maven Central"
   rm -rf "$lib"
-  mvn -q -B -f "$root/tools/mongo-launcher/pom.xml" \
+  # Maven 3.8 prints bare ANSI resets even with -q -B: keep its output in a log, shown on failure.
+  mvn -q -B --no-transfer-progress -Dstyle.color=never -f "$root/tools/mongo-launcher/pom.xml" \
     -Dmongo-java-server.version="$MONGO_JAVA_SERVER_VERSION" \
-    dependency:copy-dependencies -DoutputDirectory="$lib" -DincludeScope=runtime \
-    || die "mvn could not fetch mongo-java-server"
+    dependency:copy-dependencies -DoutputDirectory="$lib" -DincludeScope=runtime >"$tools/mvn.log" 2>&1 \
+    || { sed 's/\x1b\[[0-9;]*m//g' "$tools/mvn.log" >&2; die "mvn could not fetch mongo-java-server (log: .tools/mvn.log)"; }
 fi
 say "compiling the MongoDB-wire launcher"
 rm -rf "$tools/mongo/classes"

@@ -1,14 +1,18 @@
 import {
-  DefaultLogger,
+  LogTimestamp,
+  makeTelemetryFilterString,
   NativeConnection,
   Runtime,
   Worker,
   type LogLevel,
+  type LogMetadata,
+  type Logger as TemporalLogger,
   type WorkerOptions as SdkWorkerOptions,
 } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { createActivities } from '../activities';
 import type { Config } from '../domain/config';
+import type { Logger as PinoLogger } from 'pino';
 
 export interface WorkerOptions {
   config: Config;
@@ -21,25 +25,51 @@ export interface WorkerOptions {
   maxCachedWorkflows?: SdkWorkerOptions['maxCachedWorkflows'];
 }
 
-const temporalLevels: Record<string, LogLevel> = {
-  fatal: 'ERROR',
-  error: 'ERROR',
-  warn: 'WARN',
-  info: 'INFO',
-  debug: 'DEBUG',
-  trace: 'TRACE',
-  silent: 'ERROR',
+const pinoLevels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
 };
+
+/**
+ * The SDK's log records written by our logger (same format, same redaction of secrets: an
+ * activity failure may carry request data). The worker's own info chatter — webpack bundle
+ * stats, "Workflow bundle created", state changes — is debug here: quiet by default, warnings
+ * and errors (a failed bundle included) as they are.
+ */
+export function temporalLogger(logger: PinoLogger): TemporalLogger {
+  const log = (level: LogLevel, message: string, meta: LogMetadata = {}) => {
+    const { [LogTimestamp]: _timestamp, ...fields } = meta;
+    const sdkChatter = fields.sdkComponent === 'worker' && level === 'INFO';
+    logger[sdkChatter ? 'debug' : pinoLevels[level]](fields, message);
+  };
+  return {
+    log,
+    trace: (message, meta) => log('TRACE', message, meta),
+    debug: (message, meta) => log('DEBUG', message, meta),
+    info: (message, meta) => log('INFO', message, meta),
+    warn: (message, meta) => log('WARN', message, meta),
+    error: (message, meta) => log('ERROR', message, meta),
+  };
+}
+
 let runtimeInstalled = false;
 
 /**
- * Configures the SDK runtime once per process: our log level, and no signal handlers of its
- * own — the CLI owns SIGINT/SIGTERM and shuts the worker down in order with everything else.
+ * Configures the SDK runtime once per process: our logger (the Rust core's warnings are forwarded
+ * to it too), and no signal handlers of its own — the CLI owns SIGINT/SIGTERM and shuts the
+ * worker down in order with everything else.
  */
-export function installRuntime(level: string): void {
+export function installRuntime(logger: PinoLogger): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger(temporalLevels[level] ?? 'INFO'), shutdownSignals: [] });
+  Runtime.install({
+    logger: temporalLogger(logger),
+    telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) } },
+    shutdownSignals: [],
+  });
 }
 
 /** A worker running Foghorn's workflows and activities on one task queue. */
