@@ -2,6 +2,7 @@ import type { ChatCompletionContentPart, ChatCompletionMessageParam } from 'open
 import type { AgentMessage, AgentToolCall } from '../domain/agent-conversation';
 import { getMedia } from '../store/media';
 import { toolDefinitions } from './agent-tools';
+import { withHeartbeat } from './context';
 import { openaiClient, type LlmConfig } from './llm';
 
 export interface AgentStepInput {
@@ -26,12 +27,18 @@ export function createAgentLlmActivities(llm: LlmConfig | undefined) {
     async llmAgentStep(input: AgentStepInput): Promise<AgentStepResult> {
       if (!llm) throw new Error('FOGHORN_LLM_BASE_URL is not set');
       const messages = await toOpenAi(input.messages, input.imageFileId);
-      const completion = await openaiClient(llm).chat.completions.create({
-        model: llm.model,
-        temperature: 0.2,
-        messages,
-        tools: toolDefinitions({ FOGHORN_AGENT_SHELL: input.shell ? 'on' : 'off' }),
-      });
+      // Heartbeats while the model thinks: a dead worker's step is retried in seconds.
+      const completion = await withHeartbeat((signal) =>
+        openaiClient(llm).chat.completions.create(
+          {
+            model: llm.model,
+            temperature: 0.2,
+            messages,
+            tools: toolDefinitions({ FOGHORN_AGENT_SHELL: input.shell ? 'on' : 'off' }),
+          },
+          { signal },
+        ),
+      );
       const message = completion.choices[0]?.message;
       return {
         content: message?.content ?? '',

@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { auditActionSchema, type AuditRecord } from '../domain/audit';
 import { appendAudit } from '../store/audit';
@@ -22,6 +23,10 @@ export type RecordAuditInput = z.input<typeof recordAuditInput>;
  * so a retry after a lost acknowledgement finds the record it already wrote.
  */
 export async function recordAudit(input: RecordAuditInput): Promise<Pick<AuditRecord, 'id' | 'seq' | 'checksum'>> {
-  const record = await appendAudit(recordAuditInput.parse(input), new Date(), idempotencyKey());
+  const parsed = recordAuditInput.safeParse(input);
+  // Invalid input is a bug in the calling workflow: retrying cannot fix it.
+  if (!parsed.success)
+    throw ApplicationFailure.nonRetryable(`invalid audit record: ${parsed.error.message}`, 'InvalidInput');
+  const record = await appendAudit(parsed.data, new Date(), idempotencyKey());
   return { id: record.id, seq: record.seq, checksum: record.checksum };
 }

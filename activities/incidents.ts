@@ -1,4 +1,3 @@
-import { Context } from '@temporalio/activity';
 import { analyzeWithRules, RULES_PROVIDER, type AnalysisContext, type Insight } from '../domain/analyzer';
 import type { IncidentState, Severity, SignalType, TimelineEvent } from '../domain/incident';
 import { riskScore, severityFromRisk } from '../domain/risk';
@@ -31,6 +30,8 @@ export interface IncidentActivityDeps {
 }
 
 const CASCADE_WINDOW_MS = 10 * 60 * 1000;
+/** The LLM's share of an analysis attempt (start-to-close 2 min in the incident workflow). */
+const LLM_BUDGET_MS = 75_000;
 
 async function mustGet(name: string): Promise<IncidentRecord> {
   const incident = await getIncident(name);
@@ -55,6 +56,113 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       idempotencyKey('audit'),
     );
 
+  /** analyzeIncident's work; `signal` aborts when the attempt is cancelled (shutdown, timeout). */
+  async function analyze(
+    input: { name: string },
+    signal: AbortSignal,
+  ): Promise<{ insight: string; provider: string; model: string }> {
+    const incident = await mustGet(input.name);
+    const existing = await InsightModel.findOne({ issueRef: incident.name }).lean();
+    if (existing) return { insight: existing.name, provider: existing.provider, model: existing.model };
+
+    const ctx = await analysisContext(incident);
+    const provider = deps.llm ? { provider: 'openai-compatible', model: deps.llm.model } : RULES_PROVIDER;
+    const startedAt = new Date();
+    await appendTimeline(incident.name, [
+      event(
+        {
+          timestamp: startedAt,
+          type: 'Analysis',
+          source: 'ai-engine',
+          message: `Analysis started with ${provider.provider}/${provider.model}`,
+          details: { model: provider.model, provider: provider.provider, contextSize: llmContext(ctx).length },
+        },
+        'started',
+      ),
+    ]);
+
+    let insight: Insight;
+    let used: { provider: string; model: string } = provider;
+    let fallbackReason = '';
+    if (deps.llm) {
+      const llm = deps.llm;
+      // The model's own budget, well inside the attempt's 2 min: a model that never answers
+      // ends in the fallback, not in attempt timeouts retried for ever.
+      const budget = AbortSignal.timeout(LLM_BUDGET_MS);
+      try {
+        insight = await analyzeWithLlm(llm, ctx, AbortSignal.any([signal, budget]));
+      } catch (err) {
+        // Cancelled (worker shutting down, attempt timed out): let Temporal retry, don't fall back.
+        if (signal.aborted) throw err;
+        fallbackReason = budget.aborted ? `no answer within ${LLM_BUDGET_MS / 1000} s` : (err as Error).message;
+        insight = analyzeWithRules(ctx);
+        used = RULES_PROVIDER;
+      }
+    } else {
+      insight = analyzeWithRules(ctx);
+    }
+
+    const now = new Date();
+    const name = await allocateName('AI', now);
+    await InsightModel.updateOne(
+      { issueRef: incident.name },
+      {
+        $setOnInsert: {
+          name,
+          namespace: incident.namespace,
+          issueRef: incident.name,
+          ...used,
+          analysis: insight.analysis,
+          rootCause: insight.rootCause,
+          confidence: insight.confidence,
+          recommendations: insight.recommendations,
+          suggestedActions: insight.suggestedActions,
+          logAnalysis: insight.logAnalysis,
+          gitOpsContext: insight.gitOpsContext,
+          cascadeAnalysis: insight.cascadeAnalysis,
+          blastRadiusPrediction: insight.blastRadiusPrediction,
+          relatedEvents: insight.relatedEvents,
+          generatedAt: now,
+          creationTimestamp: now,
+        },
+      },
+      { upsert: true },
+    );
+    const stored = (await InsightModel.findOne({ issueRef: incident.name }).lean())!;
+    await updateIncident(incident.name, {
+      insight: stored.name,
+      analysisResult: {
+        rootCause: insight.rootCause,
+        recommendation: insight.recommendation,
+        confidence: insight.confidence,
+        relatedEvents: insight.relatedEvents,
+      },
+      lastUpdated: now,
+    });
+    await appendTimeline(incident.name, [
+      event(
+        {
+          timestamp: now,
+          type: 'Analysis',
+          source: 'ai-engine',
+          message: fallbackReason
+            ? `LLM analysis failed (${fallbackReason}); fell back to the built-in rules analyzer`
+            : `Analysis complete: ${insight.rootCause}`,
+          details: {
+            confidence: insight.confidence,
+            recommendation: insight.recommendation,
+            insight: stored.name,
+            provider: used.provider,
+            model: used.model,
+            ...(fallbackReason && { fallback: true, fallbackReason }),
+          },
+        },
+        'done',
+      ),
+    ]);
+    return { insight: stored.name, ...used };
+  }
+
   return {
     async setIncidentState(input: {
       name: string;
@@ -74,105 +182,10 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
     /**
      * Writes the incident's one insight: the LLM when configured, the rules analyzer otherwise
      * or when the LLM fails (the timeline says so). A retry finds the insight already written.
+     * Heartbeats throughout, so only a dead worker (not a slow model or store) ends an attempt early.
      */
     async analyzeIncident(input: { name: string }): Promise<{ insight: string; provider: string; model: string }> {
-      const incident = await mustGet(input.name);
-      const existing = await InsightModel.findOne({ issueRef: incident.name }).lean();
-      if (existing) return { insight: existing.name, provider: existing.provider, model: existing.model };
-
-      const ctx = await analysisContext(incident);
-      const provider = deps.llm ? { provider: 'openai-compatible', model: deps.llm.model } : RULES_PROVIDER;
-      const startedAt = new Date();
-      await appendTimeline(incident.name, [
-        event(
-          {
-            timestamp: startedAt,
-            type: 'Analysis',
-            source: 'ai-engine',
-            message: `Analysis started with ${provider.provider}/${provider.model}`,
-            details: { model: provider.model, provider: provider.provider, contextSize: llmContext(ctx).length },
-          },
-          'started',
-        ),
-      ]);
-
-      let insight: Insight;
-      let used: { provider: string; model: string } = provider;
-      let fallbackReason = '';
-      if (deps.llm) {
-        const llm = deps.llm;
-        try {
-          insight = await withHeartbeat((signal) => analyzeWithLlm(llm, ctx, signal));
-        } catch (err) {
-          // Cancelled (worker shutting down, workflow gone): let Temporal retry, don't fall back.
-          if (Context.current().cancellationSignal.aborted) throw err;
-          fallbackReason = (err as Error).message;
-          insight = analyzeWithRules(ctx);
-          used = RULES_PROVIDER;
-        }
-      } else {
-        insight = analyzeWithRules(ctx);
-      }
-
-      const now = new Date();
-      const name = await allocateName('AI', now);
-      await InsightModel.updateOne(
-        { issueRef: incident.name },
-        {
-          $setOnInsert: {
-            name,
-            namespace: incident.namespace,
-            issueRef: incident.name,
-            ...used,
-            analysis: insight.analysis,
-            rootCause: insight.rootCause,
-            confidence: insight.confidence,
-            recommendations: insight.recommendations,
-            suggestedActions: insight.suggestedActions,
-            logAnalysis: insight.logAnalysis,
-            gitOpsContext: insight.gitOpsContext,
-            cascadeAnalysis: insight.cascadeAnalysis,
-            blastRadiusPrediction: insight.blastRadiusPrediction,
-            relatedEvents: insight.relatedEvents,
-            generatedAt: now,
-            creationTimestamp: now,
-          },
-        },
-        { upsert: true },
-      );
-      const stored = (await InsightModel.findOne({ issueRef: incident.name }).lean())!;
-      await updateIncident(incident.name, {
-        insight: stored.name,
-        analysisResult: {
-          rootCause: insight.rootCause,
-          recommendation: insight.recommendation,
-          confidence: insight.confidence,
-          relatedEvents: insight.relatedEvents,
-        },
-        lastUpdated: now,
-      });
-      await appendTimeline(incident.name, [
-        event(
-          {
-            timestamp: now,
-            type: 'Analysis',
-            source: 'ai-engine',
-            message: fallbackReason
-              ? `LLM analysis failed (${fallbackReason}); fell back to the built-in rules analyzer`
-              : `Analysis complete: ${insight.rootCause}`,
-            details: {
-              confidence: insight.confidence,
-              recommendation: insight.recommendation,
-              insight: stored.name,
-              provider: used.provider,
-              model: used.model,
-              ...(fallbackReason && { fallback: true, fallbackReason }),
-            },
-          },
-          'done',
-        ),
-      ]);
-      return { insight: stored.name, ...used };
+      return withHeartbeat((signal) => analyze(input, signal));
     },
 
     /** Picks the best runbook by tier (DESIGN §8) and records it; null when none fits. */

@@ -5,6 +5,7 @@ import { tmpdir } from 'os';
 import { extname, join } from 'path';
 import type { Config } from '../domain/config';
 import { getMedia } from '../store/media';
+import { withHeartbeat } from './context';
 import { extensionForMime } from './media';
 
 export const STT_NOT_CONFIGURED =
@@ -39,10 +40,13 @@ export function createTranscriptionActivities(config: Config) {
       if (!backend) throw ApplicationFailure.nonRetryable(STT_NOT_CONFIGURED, 'SttNotConfigured');
       const media = await getMedia(input.fileId);
       const mime = input.mime ?? media.mime;
+      // Heartbeats: a local recogniser may run for minutes, a dead worker is noticed in seconds.
       const text = (
-        backend === 'openai'
-          ? await transcribeOpenAi(config, media.data, mime, media.filename)
-          : await transcribePocketsphinx(media.data, mime, media.filename)
+        await withHeartbeat(() =>
+          backend === 'openai'
+            ? transcribeOpenAi(config, media.data, mime, media.filename)
+            : transcribePocketsphinx(media.data, mime, media.filename),
+        )
       ).trim();
       if (!text) throw failed('no words were recognised in it.');
       return { text, backend };

@@ -1,9 +1,20 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+  ServiceError,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+  type Client,
+} from '@temporalio/client';
 import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
 import { DurationError, parseDuration } from '../domain/duration';
 import { ApiError } from '../domain/errors';
 import type { Signal } from '../domain/incident';
-import { getIncident, openOrJoin, type IncidentRecord } from '../store/incidents';
+import {
+  clearDedupEntry,
+  getIncident,
+  IncidentPendingError,
+  openOrJoin,
+  type IncidentRecord,
+} from '../store/incidents';
 import { incidentWorkflow, type IncidentWorkflowInput } from '../workflows/incident';
 import {
   acknowledgeUpdate,
@@ -13,6 +24,7 @@ import {
   snoozeUpdate,
   type AcknowledgeRequest,
   type Actor,
+  type CorrelatedSignal,
   type ResolveRequest,
   type SnoozeRequest,
 } from '../workflows/incident-messages';
@@ -31,48 +43,178 @@ export const MANUAL_RESOLUTION = 'Manually resolved via dashboard';
 export const SOURCE_RESOLUTION = 'Resolved at source';
 export const SYSTEM_ACTOR: Actor = { user: 'system', role: 'system', sourceIP: 'internal', userAgent: 'foghorn' };
 
-/** Opens an incident (starting its workflow) or joins the open one (signalling it). */
+/** As the API's other 503s (api/errors.ts): a short wait, then the client tries again. */
+const RETRY_AFTER_SECONDS = 5;
+
+/**
+ * 503 `Service unavailable` + Retry-After for an ingest that could not reach Temporal. When the
+ * incident record was written first, `incident` names it: it stays, and a retried signal joins it
+ * through signal-with-start, which starts its workflow (as does the reconciler).
+ */
+export class IngestUnavailableError extends ApiError {
+  constructor(
+    details: string,
+    readonly incident?: IncidentRecord,
+    readonly created = false,
+  ) {
+    super(503, 'Service unavailable', details, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+  }
+}
+
+const temporalDown = (err: unknown) => err instanceof ServiceError;
+
+/** Bounds the stale-dedup repairs of one ingest (each repair makes the next pass open or join). */
+const INGEST_PASSES = 3;
+
+/**
+ * Opens an incident (starting its workflow) or joins the open one (signalling it). Never a 500
+ * for states a crash or an outage leaves behind:
+ * - Temporal unreachable → IngestUnavailableError (503); a record already written stays.
+ * - the dedup entry names an incident whose workflow has closed: when that incident is resolved
+ *   (its record says so, or its workflow completed, which only a resolve leads to) the entry is
+ *   stale — it is cleared, conditionally, and the signal opens a new incident; when the workflow
+ *   died unresolved (terminated, failed, timed out) a new run of it starts with the signal,
+ *   carrying the state its record holds.
+ */
 export async function ingestSignal(
   ops: IncidentOps,
   signal: Signal,
 ): Promise<{ created: boolean; incident: IncidentRecord }> {
-  const { created, incident } = await openOrJoin(signal);
-  if (created) {
+  for (let pass = 1; ; pass++) {
+    let opened: { created: boolean; incident: IncidentRecord };
     try {
-      await ops.client.workflow.start(incidentWorkflow, workflowOptions(ops, incident));
+      opened = await openOrJoin(signal);
     } catch (err) {
-      // A joiner's signal-with-start got there first: same workflow, same arguments.
+      if (err instanceof IncidentPendingError)
+        throw new IngestUnavailableError(`incident ${err.incident} for this resource is still being created`);
+      throw err;
+    }
+    const { created, incident } = opened;
+    if (created) {
+      try {
+        await ops.client.workflow.start(incidentWorkflow, workflowOptions(ops, incident));
+      } catch (err) {
+        // A joiner's signal-with-start got there first: same workflow, same arguments.
+        if (err instanceof WorkflowExecutionAlreadyStartedError) return opened;
+        if (temporalDown(err))
+          throw new IngestUnavailableError(
+            `incident ${incident.name} was recorded but its workflow could not be started (Temporal is unreachable); retry: the retried signal joins it and starts its workflow`,
+            incident,
+            true,
+          );
+        throw err;
+      }
+      return opened;
+    }
+    try {
+      // With-start: the creator may not have started the workflow yet.
+      await ops.client.workflow.signalWithStart(incidentWorkflow, {
+        ...workflowOptions(ops, incident),
+        signal: correlateSignal,
+        signalArgs: [correlated(signal)],
+      });
+      return opened;
+    } catch (err) {
+      if (temporalDown(err))
+        throw new IngestUnavailableError(
+          `the signal for incident ${incident.name} could not be delivered (Temporal is unreachable); retry`,
+          incident,
+        );
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
-  } else {
-    // With-start: the creator may not have started the workflow yet.
-    await ops.client.workflow.signalWithStart(incidentWorkflow, {
-      ...workflowOptions(ops, incident),
-      signal: correlateSignal,
-      signalArgs: [
-        {
-          signalType: signal.signalType,
-          ...(signal.severity && { severity: signal.severity }),
-          description: signal.description,
-          source: signal.detectionSource,
-          labels: signal.labels,
-          at: new Date().toISOString(),
-        },
-      ],
-    });
+    // The incident's workflow has closed, yet its dedup entry still names it.
+    const repaired = await closedIncidentWorkflow(ops, incident, signal);
+    if (repaired) return { created: false, incident: repaired };
+    if (pass >= INGEST_PASSES)
+      throw new IngestUnavailableError(`the open incident of this resource changed while the signal was ingested`);
   }
-  return { created, incident };
+}
+
+const correlated = (signal: Signal): CorrelatedSignal => ({
+  signalType: signal.signalType,
+  ...(signal.severity && { severity: signal.severity }),
+  description: signal.description,
+  source: signal.detectionSource,
+  labels: signal.labels,
+  at: new Date().toISOString(),
+});
+
+/**
+ * Signal-with-start found the incident's workflow closed. Either clears the stale dedup entry
+ * (undefined: the caller ingests again and opens a new incident) or restarts the workflow of an
+ * incident that died unresolved, with the signal (that incident, joined).
+ */
+async function closedIncidentWorkflow(
+  ops: IncidentOps,
+  incident: IncidentRecord,
+  signal: Signal,
+): Promise<IncidentRecord | undefined> {
+  const fresh = await getIncident(incident.name);
+  const { status } = await ops.client.workflow.getHandle(incident.name).describe();
+  if (status.name === 'RUNNING') return undefined; // a new run appeared meanwhile: ingest again
+  if (!fresh || fresh.state === 'Resolved' || status.name === 'COMPLETED') {
+    // Resolved (a crash between the resolve and clearing the entry, or a record the crash left
+    // stale): the entry is stale and the next signal opens a new incident, as after any resolve.
+    await clearDedupEntry(incident);
+    return undefined;
+  }
+  try {
+    await ops.client.workflow.signalWithStart(incidentWorkflow, {
+      ...workflowOptions(ops, fresh),
+      // Only over a run that failed, was terminated or timed out: never a completed one.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      signal: correlateSignal,
+      signalArgs: [correlated(signal)],
+    });
+  } catch (err) {
+    if (temporalDown(err))
+      throw new IngestUnavailableError(
+        `incident ${fresh.name} has no running workflow and Temporal is unreachable; retry`,
+      );
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return undefined; // someone restarted or finished it first: ingest again
+  }
+  return fresh;
+}
+
+/**
+ * The workflow's input for an incident as its record stands. Past triage (Escalated, Failed,
+ * Remediating) it carries the record's state, so a new run of a workflow that died goes on
+ * waiting for a person instead of analysing again.
+ */
+export function workflowInput(incident: IncidentRecord): IncidentWorkflowInput {
+  const input: IncidentWorkflowInput = {
+    name: incident.name,
+    namespace: incident.namespace,
+    resource: incident.resource,
+    severity: incident.severity,
+  };
+  if (incident.state === 'Detected' || incident.state === 'Analyzing' || incident.state === 'Resolved') return input;
+  return {
+    ...input,
+    carried: {
+      live: {
+        state: incident.state,
+        acknowledged: incident.acknowledged,
+        ...(incident.acknowledgedBy && { acknowledgedBy: incident.acknowledgedBy }),
+        ...(incident.acknowledgedAt && { acknowledgedAt: new Date(incident.acknowledgedAt).toISOString() }),
+        ...(incident.snoozeUntil && { snoozeUntil: new Date(incident.snoozeUntil).toISOString() }),
+        correlatedSignals: incident.correlatedSignals.length,
+      },
+      pending: [],
+      signalsSeen: incident.correlatedSignals.length,
+      pastTriage: true,
+    },
+  };
 }
 
 /** One workflow per incident, id = incident name, never reused, findable by its attributes. */
-function workflowOptions(ops: IncidentOps, incident: IncidentRecord) {
+export function workflowOptions(ops: IncidentOps, incident: IncidentRecord) {
   return {
     workflowId: incident.name,
     taskQueue: ops.taskQueue,
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    args: [
-      { name: incident.name, namespace: incident.namespace, resource: incident.resource, severity: incident.severity },
-    ] as [IncidentWorkflowInput],
+    args: [workflowInput(incident)] as [IncidentWorkflowInput],
     typedSearchAttributes: [
       { key: INCIDENT, value: incident.name },
       { key: INCIDENT_STATE, value: incident.state },

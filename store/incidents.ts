@@ -72,23 +72,49 @@ function detectionEvent(signal: Signal, severity: string, at: Date): TimelineEve
 
 const JOIN_WAIT_MS = 25;
 const JOIN_TRIES = 200;
+/**
+ * A dedup entry whose incident record is still missing this long after the entry was written
+ * is an orphan: its creator crashed between the two writes (the record is written right after).
+ */
+export const ORPHAN_ENTRY_AFTER_MS = 30_000;
+
+/** The dedup entry names an incident whose record has not appeared yet: try again shortly. */
+export class IncidentPendingError extends Error {
+  override readonly name = 'IncidentPendingError';
+  constructor(
+    readonly key: string,
+    readonly incident: string,
+  ) {
+    super(`incident ${incident} for ${key} is still being written`);
+  }
+}
 
 /**
  * Opens an incident for a signal, or finds the open one for its resource (DESIGN §6). The unique
  * dedup entry decides: of any number of concurrent signals for one resource exactly one creates
  * the incident; the others get `created: false` and that incident (to correlate through its
- * workflow). The creator writes the entry first, so a joiner may briefly wait for the record.
+ * workflow). The creator writes the entry first, so a joiner may briefly wait for the record; an
+ * entry whose record never came (its creator crashed in between) is removed after
+ * ORPHAN_ENTRY_AFTER_MS and the signal opens a new incident. Throws IncidentPendingError when
+ * the record is late but the entry too young to call an orphan.
  */
 export async function openOrJoin(
   signal: Signal,
   at: Date = new Date(),
 ): Promise<{ created: boolean; incident: IncidentRecord }> {
   const key = resourceKey(signal);
+  let pending = '';
   for (let attempt = 0; attempt < JOIN_TRIES; attempt++) {
     const entry = await DedupEntryModel.findById(key).lean();
     if (entry) {
       const incident = await IncidentModel.findOne({ name: entry.incident }, NO_ID).lean<IncidentRecord>();
       if (incident) return { created: false, incident };
+      if (Date.now() - new Date(entry.createdAt).getTime() > ORPHAN_ENTRY_AFTER_MS) {
+        // Conditional: only this orphan, never an entry someone wrote since we read.
+        await clearDedupEntry({ name: entry.incident, resourceKey: key });
+        continue;
+      }
+      pending = entry.incident;
       await new Promise((r) => setTimeout(r, JOIN_WAIT_MS)); // its creator is still writing it
       continue;
     }
@@ -135,7 +161,7 @@ export async function openOrJoin(
     await appendTimeline(name, [{ key: `${name}/detection`, event: detectionEvent(signal, severity, at) }]);
     return { created: true, incident };
   }
-  throw new Error(`incident for ${key} did not appear in time`);
+  throw new IncidentPendingError(key, pending);
 }
 
 /** The open incident of a resource key (its dedup entry), if any. */
@@ -144,9 +170,13 @@ export async function findOpenIncident(key: string): Promise<IncidentRecord | un
   return entry ? getIncident(entry.incident) : undefined;
 }
 
-/** Clears the dedup entry of a resolved incident so the next signal opens a new one. */
-export async function clearDedupEntry(incident: Pick<IncidentRecord, 'name' | 'resourceKey'>): Promise<void> {
-  await DedupEntryModel.deleteOne({ _id: incident.resourceKey, incident: incident.name });
+/**
+ * Clears the dedup entry of a resolved incident so the next signal opens a new one. Conditional:
+ * only an entry that still names this incident. True when it removed one.
+ */
+export async function clearDedupEntry(incident: Pick<IncidentRecord, 'name' | 'resourceKey'>): Promise<boolean> {
+  const { deletedCount } = await DedupEntryModel.deleteOne({ _id: incident.resourceKey, incident: incident.name });
+  return deletedCount > 0;
 }
 
 /** Appends events once each: the key makes a retried activity a no-op. */

@@ -8,28 +8,44 @@ import { HELP_TEXT, parseChatCommand } from '../domain/chatops';
 import type { AgentTurnInput } from './chat-messages';
 import { Outbox } from './outbox';
 
+/** The turn's own records: quick and idempotent, retried without a cap (MongoDB may be down for a while). */
 const store = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
+/*
+ * A person is waiting on this turn, and the chat's later messages wait behind it: the calls to
+ * other people's services (media URLs, the STT and LLM endpoints) get a few tries and then the
+ * turn answers with an error reply the user can act on (the workflow itself never fails).
+ * Bounded on purpose, unlike the incident workflow's persistence.
+ */
 /** Downloads refuse for good (SSRF, size) or fail transiently (timeouts, 5xx). */
 const media = proxyActivities<Activities>({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumAttempts: 4 },
 });
+/** Transcription heartbeats (a local recogniser may run for minutes). */
 const stt = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
+  heartbeatTimeout: '30s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumAttempts: 3 },
 });
+/** A model step heartbeats while the model thinks: a dead worker is noticed in seconds. */
 const llm = proxyActivities<Activities>({
   startToCloseTimeout: '2m',
+  heartbeatTimeout: '10s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumAttempts: 3 },
 });
-/** Tools heartbeat, so a worker that dies mid-tool is noticed in seconds, not minutes. */
+/**
+ * Tools heartbeat, so a worker that dies mid-tool is noticed in seconds, not minutes. What they
+ * throw is our own MongoDB or Temporal being down (refusals come back as results): retried for
+ * up to 10 minutes, then the turn answers with an error.
+ */
 const tools = proxyActivities<Activities>({
   startToCloseTimeout: '5m',
+  scheduleToCloseTimeout: '10m',
   heartbeatTimeout: '10s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 /** A shell command is not idempotent: it runs at most once. */
 const shell = proxyActivities<Activities>({

@@ -26,19 +26,31 @@ import {
 import { postmortemWorkflow } from './postmortem';
 import { INCIDENT, INCIDENT_STATE, NAMESPACE, RESOURCE, SEVERITY } from './search-attributes';
 
-/** Persistence is quick and idempotent: retry it patiently. */
+/**
+ * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
+ * MongoDB of any length delays the incident instead of failing it (the activities throw only
+ * what a retry can fix).
+ */
 const acts = proxyActivities<IncidentActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }, // unlimited attempts
 });
-/** Analysis may call an LLM: longer timeout, and it falls back to the rules analyzer itself. */
+/**
+ * Analysis may call an LLM: longer timeout, heartbeats (a dead worker is noticed in 10 s), and
+ * it falls back to the rules analyzer itself, so what fails an attempt is the store being
+ * down: retried without a cap (the cap of 5 attempts failed the incident after ~1 min).
+ */
 const analysis = proxyActivities<IncidentActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '10s',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s' }, // unlimited attempts
 });
 
-/** Chat home-channel notices: worth retrying for a while, never worth blocking the incident. */
+/**
+ * Chat home-channel notices: worth retrying for an hour (a receiver down for minutes still
+ * gets it), never worth blocking the incident. Bounded on purpose: an escalation notice hours
+ * late is noise, and the delivery record keeps the last error for `gateway status`.
+ */
 const notify = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '1h',
