@@ -1,6 +1,7 @@
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { Client } from '@temporalio/client';
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
+import path from 'path';
 import { z } from 'zod';
 import {
   callerIdentity,
@@ -43,7 +44,7 @@ import { getPostmortem, getPostmortemByIncident } from '../store/postmortems';
 import type { Actor } from '../workflows/incident-messages';
 import { idempotencyKey, withHeartbeat } from './context';
 import { createMttrActivities } from './mttr';
-import { runShell } from './shell';
+import { DEFAULT_SHELL_DIR, probeShell, runShell, ShellDirError } from './shell';
 
 /**
  * The chat agent's tools (DESIGN §10), one activity for all of them. Incident actions take the
@@ -64,16 +65,29 @@ const WRITES: Partial<Record<ToolName, { role: UserRole; what: string }>> = {
   acknowledge_incident: { role: 'operator', what: 'acknowledge incidents' },
   snooze_incident: { role: 'operator', what: 'snooze incidents' },
   resolve_incident: { role: 'operator', what: 'resolve incidents' },
-  // A shell on the worker can do anything an operator can, and more: never for viewers.
+  // Arbitrary code on the worker host, even sandboxed (docs/decisions.md): never for viewers.
   run_shell: { role: 'operator', what: 'run shell commands' },
 };
 
 const SHELL_DISABLED = 'The shell tool is disabled (FOGHORN_AGENT_SHELL=off).';
-/** Worker secrets the shell must not echo into a chat transcript (`env`, `printenv`). */
-const SECRET_ENV = /SECRET|TOKEN|PASSWORD|PASSWD|API_KEY|CREDENTIAL/i;
+/** Reasons already warned about: one line per worker process, not one per worker or test. */
+const warnedShellOff = new Set<string>();
 
 export function createAgentToolActivities(deps: AgentToolDeps) {
   const { config } = deps;
+  // Decided at worker start: the sandbox (activities/shell.ts) or a clear reason why not.
+  const shell =
+    config.FOGHORN_AGENT_SHELL === 'on'
+      ? probeShell({
+          enabled: true,
+          user: config.FOGHORN_AGENT_SHELL_USER,
+          network: config.FOGHORN_AGENT_SHELL_NETWORK,
+        })
+      : undefined;
+  if (shell && !shell.available && !warnedShellOff.has(shell.reason)) {
+    warnedShellOff.add(shell.reason);
+    console.warn(`foghorn worker: the agent shell (/sh) is off: ${shell.reason}`);
+  }
   const ops: IncidentOps = { client: deps.client, taskQueue: deps.taskQueue };
   const mttr = createMttrActivities();
   const actor = (caller: ToolCaller): Actor => ({
@@ -156,13 +170,16 @@ export function createAgentToolActivities(deps: AgentToolDeps) {
     },
 
     async run_shell({ command }, caller) {
-      if (config.FOGHORN_AGENT_SHELL === 'off') return { error: true, text: SHELL_DISABLED };
-      const cwd = config.FOGHORN_AGENT_SHELL_DIR ?? process.cwd();
-      const run = await runShell(command, {
-        timeoutMs: config.FOGHORN_AGENT_SHELL_TIMEOUT,
-        cwd,
-        env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !SECRET_ENV.test(k))),
-      });
+      if (!shell) return { error: true, text: SHELL_DISABLED };
+      if (!shell.available) return { error: true, text: `The shell tool is off: ${shell.reason}.` };
+      const cwd = path.resolve(config.FOGHORN_AGENT_SHELL_DIR ?? DEFAULT_SHELL_DIR);
+      let run;
+      try {
+        run = await runShell(command, { timeoutMs: config.FOGHORN_AGENT_SHELL_TIMEOUT, cwd, sandbox: shell.sandbox });
+      } catch (err) {
+        if (err instanceof ShellDirError) return { error: true, text: `The shell cannot run: ${err.message}.` };
+        throw err;
+      }
       // Keyed by the activity execution: a retry after a lost completion does not audit twice.
       await appendAudit(
         {

@@ -1,4 +1,4 @@
-import { mkdir } from 'fs/promises';
+import { chmod, mkdir } from 'fs/promises';
 import path from 'path';
 import { createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
@@ -15,6 +15,15 @@ const shownAddr = ({ host, port }: { host: string; port: number }) =>
   `${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 
 /**
+ * The data directory (admin token, H2 database, audit key) for Foghorn's user only, mode 700:
+ * created so, and an existing one tightened, so the agent shell's user cannot read it.
+ */
+export async function preparePrivateDataDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+}
+
+/**
  * `foghorn dev` (what `npm start` runs): the whole product on one host. Embedded Temporal dev
  * server and MongoDB-wire server with data under FOGHORN_DATA_DIR, unless TEMPORAL_ADDRESS /
  * MONGODB_URI point elsewhere; then the worker and the API in this process.
@@ -22,7 +31,7 @@ const shownAddr = ({ host, port }: { host: string; port: number }) =>
 export async function dev(config: Config): Promise<void> {
   const logger = createLogger(config.FOGHORN_LOG_LEVEL);
   const dataDir = path.resolve(config.FOGHORN_DATA_DIR);
-  await mkdir(dataDir, { recursive: true });
+  await preparePrivateDataDir(dataDir);
   const children: ServerProcess[] = [];
   const stopChildren = () => Promise.all(children.map((c) => c.stop()));
   // Registered first so a failure half-way through start-up still stops what did start.

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { createLogger } from '../api/observability';
-import { ConfigError, parseConfig, type Config } from '../domain/config';
+import { ConfigError, type Config } from '../domain/config';
+import { loadConfigFromEnv } from './config-loader';
 import { disconnectMongo } from '../store/connection';
 import { dev } from './dev';
 import {
@@ -18,10 +19,16 @@ import { onShutdown } from './shutdown';
 import { gatewayCommand } from './gateway';
 import { tokenCommand } from './token';
 
-/** Parses the environment once; a bad variable stops the process with every problem listed. */
+let loaded: Config | undefined;
+
+/**
+ * Parses the environment once (secrets also from `<NAME>_FILE`), then removes the secrets from
+ * it; later calls return the same configuration. A bad variable stops the process with every
+ * problem listed.
+ */
 function loadConfig(): Config {
   try {
-    return parseConfig(process.env);
+    return (loaded ??= loadConfigFromEnv(process.env));
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);

@@ -99,9 +99,31 @@ export const configSchema = z.object({
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must be a URL such as mongodb://host:27017/foghorn')
     .optional(),
+  // The sandbox (activities/shell.ts): the unprivileged user commands run as, and their network.
+  FOGHORN_AGENT_SHELL_USER: z
+    .string()
+    .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'must be a user name or uid such as nobody')
+    .default('nobody'),
+  FOGHORN_AGENT_SHELL_NETWORK: z.enum(['none', 'host'], { message: 'must be none or host' }).default('none'),
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/**
+ * Variables that carry secrets. Each may also be given as `<NAME>_FILE` (read by the CLI,
+ * cli/config-loader.ts); all are removed from the process environment once parsed, and their
+ * values never appear in a configuration error.
+ */
+export const SECRET_VARIABLES = [
+  'FOGHORN_ADMIN_TOKEN',
+  'FOGHORN_WEBHOOK_SECRET',
+  'FOGHORN_LLM_API_KEY',
+  'FOGHORN_STT_API_KEY',
+  'FOGHORN_AUDIT_KEY',
+  'FOGHORN_AUDIT_RETIRED_KEYS',
+  'MONGODB_URI', // may carry a password
+] as const;
+const SECRET_NAMES: ReadonlySet<string> = new Set(SECRET_VARIABLES);
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -117,7 +139,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   if (result.success) return result.data;
   throw new ConfigError(
     result.error.issues.map(
-      (issue) => `${issue.path.join('.')}=${JSON.stringify(env[String(issue.path[0])])}: ${issue.message}`,
+      (issue) =>
+        `${issue.path.join('.')}=${SECRET_NAMES.has(String(issue.path[0])) ? '(hidden)' : JSON.stringify(env[String(issue.path[0])])}: ${issue.message}`,
     ),
   );
 }
