@@ -1,7 +1,7 @@
 import { randomUUID } from 'crypto';
 import type { RequestHandler } from 'express';
 import type { IncomingMessage } from 'http';
-import pino, { type Logger, type LoggerOptions } from 'pino';
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { pinoHttp } from 'pino-http';
 import pinoPretty from 'pino-pretty';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
@@ -15,10 +15,26 @@ function redactFields(fields: Record<string, unknown>): Record<string, unknown> 
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(fields)) {
     if (isSecretKey(key) && value !== undefined && value !== null && value !== '') out[key] = REDACTED;
-    else if (SERIALIZED.has(key) && !(value instanceof Error)) out[key] = value;
+    else if (SERIALIZED.has(key)) out[key] = value;
     else out[key] = redact(value);
   }
   return out;
+}
+
+/**
+ * A child's bindings (`logger.child({...})`, pino-http's per-request child) skip the bindings
+ * formatter: pino keeps them as a JSON fragment, redacted here once per child.
+ */
+function redactBindings(child: Logger): void {
+  const holder = child as unknown as Record<symbol, unknown>;
+  const fragment = holder[pino.symbols.chindingsSym];
+  if (typeof fragment !== 'string' || !fragment.startsWith(',')) return;
+  try {
+    const fields = JSON.parse(`{${fragment.slice(1)}}`) as Record<string, unknown>;
+    holder[pino.symbols.chindingsSym] = `,${JSON.stringify(redactFields(fields)).slice(1, -1)}`;
+  } catch {
+    holder[pino.symbols.chindingsSym] = redactText(fragment);
+  }
 }
 
 const redacted =
@@ -38,12 +54,13 @@ const serializers = {
  * text, fields, child bindings, request and error serializers. On a terminal the lines are
  * pretty-printed for people; otherwise (files, pipes, containers) one JSON object per line.
  */
-export function createLogger(level: string, opts: { pretty?: boolean } = {}): Logger {
+export function createLogger(level: string, opts: { pretty?: boolean; stream?: DestinationStream } = {}): Logger {
   const options: LoggerOptions = {
     level,
     base: { service: 'foghorn' },
     serializers,
     formatters: { log: redactFields, bindings: redactFields },
+    onChild: redactBindings,
     hooks: {
       logMethod(args, method) {
         method.apply(
@@ -54,10 +71,11 @@ export function createLogger(level: string, opts: { pretty?: boolean } = {}): Lo
     },
   };
   const pretty = opts.pretty ?? Boolean(process.stdout.isTTY);
-  if (!pretty) return pino(options);
+  if (!pretty) return opts.stream ? pino(options, opts.stream) : pino(options);
   return pino(
     options,
     pinoPretty({
+      ...(opts.stream && { destination: opts.stream }),
       colorize: true,
       sync: true,
       translateTime: 'SYS:HH:MM:ss.l',

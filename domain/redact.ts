@@ -8,7 +8,7 @@ export const REDACTED = '[REDACTED]';
 
 /** Header and field names whose values are secrets wherever they appear. */
 const SECRET_KEY =
-  /^(authorization|proxy-authorization|cookie|set-cookie|x-foghorn-secret|webhook-signature|x-api-key|api[-_]?key|apikey|.*[-_]?(token|secret|password|passwd|credentials?|private[-_]?key)|kubeconfig|client[-_]?(key|certificate)[-_]?data|bearer)$/i;
+  /^(authorization|proxy-authorization|cookie|set-cookie|x-foghorn-secret|webhook-signature|x-api-key|.*api[-_]?key|apikey|.*[-_]?(token|secret|password|passwd|credentials?|private[-_]?key)|kubeconfig|client[-_]?(key|certificate)[-_]?data|bearer)$/i;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
@@ -19,12 +19,13 @@ const SECRET_VALUE = [
   /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
   /\bfh_[A-Za-z0-9_-]{20,}/g,
   /\b(sk|whsec)[-_][A-Za-z0-9_-]{16,}/g, // OpenAI-style API keys, Standard Webhooks secrets
+  /\bv1,[A-Za-z0-9+/]{20,}={0,2}/g, // Standard Webhooks signatures
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
 ];
 
 /** Names that announce a secret inside text: `token: …`, `"apiKey":"…"`, `password=…`, `?access_token=…`. */
 const SECRET_NAME =
-  'authorization|proxy-authorization|cookie|set-cookie|x-foghorn-secret|webhook-signature|x-api-key|api[-_]?key|apikey|[\\w-]*(?:token|secret|password|passwd)|client-key-data|client-certificate-data|kubeconfig';
+  'authorization|proxy-authorization|cookie|set-cookie|x-foghorn-secret|webhook-signature|x-api-key|[\\w-]*api[-_]?key|apikey|[\\w-]*(?:token|secret|password|passwd)|client-key-data|client-certificate-data|kubeconfig';
 const SECRET_ASSIGNMENT = new RegExp(
   `((?:^|[^\\w-])["']?(?:${SECRET_NAME})["']?\\s*[:=]\\s*)(\\[REDACTED\\]|"[^"]*"|'[^']*'|[^\\s,;&"'}\\]]+)`,
   'gi',
