@@ -9,6 +9,7 @@ import { createIncidentActivities } from './incidents';
 import type { LlmConfig } from './llm';
 import { createMediaActivities } from './media';
 import { createPostmortemActivities } from './postmortem';
+import { createReconcileActivities } from './reconcile';
 import { createTranscriptionActivities } from './transcribe';
 
 export interface ActivityDeps {
@@ -37,6 +38,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createTranscriptionActivities(config),
     ...createAgentToolActivities({ config, client, taskQueue }),
     ...createAgentLlmActivities(llm),
+    ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
   };
 }
 

@@ -3,3 +3,4 @@ export { incidentWorkflow } from './incident';
 export { postmortemWorkflow } from './postmortem';
 export { chatWorkflow } from './chat';
 export { agentTurnWorkflow } from './agent-turn';
+export { reconcilerWorkflow } from './reconciler';

@@ -1,0 +1,238 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { resourceKey, type Severity } from '../domain/incident';
+import { getIncident, type IncidentRecord } from '../store/incidents';
+import {
+  existingIncidents,
+  insertIncidentIfAbsent,
+  oldDedupEntries,
+  quietOpenIncidents,
+  removeDedupEntry,
+  updateIfState,
+} from '../store/reconcile';
+import { incidentWorkflow } from '../workflows/incident';
+import { liveStateQuery, type LiveState } from '../workflows/incident-messages';
+import { INCIDENT, NAMESPACE, RESOURCE, SEVERITY } from '../workflows/search-attributes';
+import { workflowInput, workflowOptions, type IncidentOps } from './incidents';
+
+/**
+ * The reconciler's repairs (docs/decisions.md, "Who owns what"). MongoDB and Temporal each own
+ * some facts; a crash between two writes can leave them disagreeing. Each function finds one kind
+ * of disagreement and repairs it from the owner of the fact, idempotently: running it twice, or
+ * in two workers at once, repairs once. Only things quiet for `graceMs` are looked at, so work
+ * still in progress (an ingest between its record and its workflow start) is never "repaired".
+ */
+export interface ReconcileOptions extends IncidentOps {
+  /** How long a state must have been still before it counts as stuck. */
+  graceMs: number;
+  /** At most this many of each kind per run; the next run takes the rest. */
+  batch?: number;
+  now?: Date;
+}
+
+export type RepairKind =
+  | 'incident-workflow-started'
+  | 'incident-workflow-restarted'
+  | 'incident-record-refreshed'
+  | 'incident-record-resolved'
+  | 'incident-record-recreated'
+  | 'dedup-entry-removed'
+  | 'chat-message-handed-over';
+
+export interface Repair {
+  kind: RepairKind;
+  subject: string;
+  detail: string;
+}
+
+const DEFAULT_BATCH = 500;
+const since = (o: ReconcileOptions) => new Date((o.now ?? new Date()).getTime() - o.graceMs);
+
+/** What the workflow says, or undefined when it cannot say now (no worker, query timeout). */
+async function liveState(client: Client, name: string): Promise<LiveState | undefined> {
+  try {
+    return await client.workflow.getHandle(name).query(liveStateQuery);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Open incident records whose workflow is missing, closed, or disagrees with them:
+ * - no workflow (the start failed or was lost): start it, carrying the record's state;
+ * - closed unresolved (failed, terminated, timed out): a new run, carrying the record's state;
+ * - completed (only a resolve completes one) while the record is not Resolved: the record is
+ *   stale; it takes the resolution the workflow holds;
+ * - running in another state than the record's: the workflow owns the state; the record follows.
+ */
+export async function reconcileIncidentRecords(o: ReconcileOptions): Promise<Repair[]> {
+  const repairs: Repair[] = [];
+  for (const record of await quietOpenIncidents(since(o), o.batch ?? DEFAULT_BATCH)) {
+    const handle = o.client.workflow.getHandle(record.name);
+    let status: string;
+    try {
+      status = (await handle.describe()).status.name;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      status = 'NOT_FOUND';
+    }
+    if (status === 'NOT_FOUND' || status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT') {
+      if (await startIncidentWorkflow(o, record))
+        repairs.push({
+          kind: status === 'NOT_FOUND' ? 'incident-workflow-started' : 'incident-workflow-restarted',
+          subject: record.name,
+          detail: `open in state ${record.state} but its workflow was ${status === 'NOT_FOUND' ? 'never started' : status.toLowerCase()}`,
+        });
+      continue;
+    }
+    const live = await liveState(o.client, record.name);
+    if (!live) continue;
+    if (live.state === 'Resolved' && status === 'COMPLETED') {
+      const resolvedAt = live.resolvedAt ? new Date(live.resolvedAt) : new Date();
+      if (
+        await updateIfState(record.name, record.state, {
+          state: 'Resolved',
+          resolvedBy: live.resolvedBy ?? 'system',
+          resolvedAt,
+        })
+      ) {
+        await removeDedupEntry(record.resourceKey, record.name);
+        repairs.push({
+          kind: 'incident-record-resolved',
+          subject: record.name,
+          detail: `workflow resolved it (by ${live.resolvedBy}); the record still said ${record.state}`,
+        });
+      }
+    } else if (status === 'RUNNING' && live.state !== 'Resolved' && live.state !== record.state) {
+      const set: Partial<IncidentRecord> = { state: live.state };
+      if (live.state === 'Escalated' && !record.escalatedAt) set.escalatedAt = new Date();
+      if (await updateIfState(record.name, record.state, set))
+        repairs.push({
+          kind: 'incident-record-refreshed',
+          subject: record.name,
+          detail: `record said ${record.state}, its workflow ${live.state}`,
+        });
+    }
+  }
+  return repairs;
+}
+
+/** Starts (or, over a closed unresolved run, restarts) an incident's workflow; false if one runs. */
+async function startIncidentWorkflow(o: ReconcileOptions, record: IncidentRecord): Promise<boolean> {
+  try {
+    await o.client.workflow.start(incidentWorkflow, {
+      ...workflowOptions(o, record),
+      args: [workflowInput(record)],
+      // Never over a completed run: that incident was resolved, whatever the record says.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Dedup entries that no longer stand for an open incident: their record is Resolved (a crash
+ * between the resolve and clearing the entry) or was never written (the ingest died between the
+ * entry and the record, so nothing was acknowledged). Left alone, every later signal for the
+ * resource would join a closed incident.
+ */
+export async function reconcileDedupEntries(o: ReconcileOptions): Promise<Repair[]> {
+  const repairs: Repair[] = [];
+  for (const entry of await oldDedupEntries(since(o), o.batch ?? DEFAULT_BATCH)) {
+    if (entry.state !== undefined && entry.state !== 'Resolved') continue;
+    // The record may have appeared since the listing (a slow ingest): look once more.
+    const record = await getIncident(entry.incident);
+    if (record && record.state !== 'Resolved') continue;
+    if (await removeDedupEntry(entry.key, entry.incident))
+      repairs.push({
+        kind: 'dedup-entry-removed',
+        subject: entry.key,
+        detail: record
+          ? `pointed at resolved ${entry.incident}`
+          : `pointed at ${entry.incident}, which was never recorded`,
+      });
+  }
+  return repairs;
+}
+
+/**
+ * Running incident workflows without a record (MongoDB lost it, or was restored from an older
+ * backup): the record is written again from what the workflow knows — its search attributes and
+ * its live state — so the incident shows in the API and can be acted on.
+ */
+export async function reconcileOrphanWorkflows(o: ReconcileOptions): Promise<Repair[]> {
+  const repairs: Repair[] = [];
+  const started = since(o).toISOString();
+  const running: { name: string; namespace: string; resource: string; severity: Severity; startedAt: Date }[] = [];
+  for await (const wf of o.client.workflow.list({
+    query: `WorkflowType = 'incidentWorkflow' AND ExecutionStatus = 'Running' AND StartTime < '${started}'`,
+  })) {
+    const get = (key: typeof INCIDENT) => String(wf.typedSearchAttributes.get(key) ?? '');
+    running.push({
+      name: wf.workflowId,
+      namespace: get(NAMESPACE),
+      resource: get(RESOURCE),
+      severity: (get(SEVERITY) || 'medium') as Severity,
+      startedAt: wf.startTime,
+    });
+    if (running.length >= (o.batch ?? DEFAULT_BATCH)) break;
+  }
+  const known = await existingIncidents(running.map((w) => w.name));
+  for (const wf of running.filter((w) => !known.has(w.name))) {
+    const live = await liveState(o.client, wf.name);
+    if (!live || live.state === 'Resolved' || !wf.namespace || !wf.resource) continue;
+    const record = recoveredRecord(wf, live);
+    if (await insertIncidentIfAbsent(record))
+      repairs.push({
+        kind: 'incident-record-recreated',
+        subject: wf.name,
+        detail: `workflow in state ${live.state} had no record; rebuilt from the workflow`,
+      });
+  }
+  return repairs;
+}
+
+/** A record rebuilt from a workflow: what it knows, and empty fields for what only the lost record held. */
+function recoveredRecord(
+  wf: { name: string; namespace: string; resource: string; severity: Severity; startedAt: Date },
+  live: LiveState,
+): IncidentRecord {
+  const cluster = 'local';
+  const key = resourceKey({ cluster, namespace: wf.namespace, resource: wf.resource });
+  return {
+    name: wf.name,
+    namespace: wf.namespace,
+    cluster,
+    resource: wf.resource,
+    resourceKey: key,
+    signalType: 'Custom',
+    severity: wf.severity,
+    severitySource: 'source',
+    description: 'Record rebuilt by the reconciler from the incident workflow; the original signal details were lost',
+    labels: {},
+    detectionSource: 'reconciler',
+    correlationId: key,
+    runbook: '',
+    escalationPolicy: 'default',
+    state: live.state,
+    riskScore: 0,
+    correlatedSignals: [],
+    analysisResult: { rootCause: '', recommendation: '', confidence: 0, relatedEvents: [] },
+    insight: '',
+    acknowledged: live.acknowledged,
+    ...(live.acknowledgedBy && { acknowledgedBy: live.acknowledgedBy }),
+    ...(live.acknowledgedAt && { acknowledgedAt: new Date(live.acknowledgedAt) }),
+    snoozed: Boolean(live.snoozeUntil),
+    ...(live.snoozeUntil && { snoozeUntil: new Date(live.snoozeUntil) }),
+    assignedTo: '',
+    detectedAt: wf.startedAt,
+    createdAt: new Date(),
+    lastUpdated: new Date(),
+    remediationAttempts: 0,
+    annotations: {},
+    postmortem: '',
+  };
+}
