@@ -7,7 +7,16 @@ import { startGateway } from '../gateway/gateway';
 import { startEmbeddedMongo } from './embedded/mongo';
 import type { ServerProcess } from './embedded/process';
 import { startEmbeddedTemporal } from './embedded/temporal';
-import { closeServer, connectStore, connectTemporal, ensureAdminToken, startApi, startWorker } from './services';
+import {
+  closeServer,
+  connectStore,
+  connectTemporal,
+  ensureAdminToken,
+  ensureAuditKey,
+  startApi,
+  startCheckpointer,
+  startWorker,
+} from './services';
 import { onShutdown } from './shutdown';
 
 /** A listen address as a URL host: the wildcard is reached through loopback. */
@@ -63,17 +72,20 @@ export async function dev(config: Config): Promise<void> {
     }
 
     await connectStore(mongoUri);
+    await ensureAuditKey(config, { mirrorCheckpoints: true });
     const admin = await ensureAdminToken(config);
     const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
     const { worker, done } = await startWorker(config, temporalAddress);
     const server = await startApi(config, logger, temporal);
     const gateway = config.FOGHORN_WEBHOOK_ADDR ? await startGateway(config, temporal, logger) : undefined;
+    const checkpointer = startCheckpointer(logger);
     steps.push(async () => {
       await gateway?.stop();
       await closeServer(server);
       worker.shutdown();
       await done;
       await temporal.connection.close();
+      await checkpointer.stop(); // the last audit record written is in the final checkpoint
       await disconnectMongo();
     });
 

@@ -12,7 +12,9 @@ import {
   DEFAULT_MONGODB_URI,
   DEFAULT_TEMPORAL_ADDRESS,
   ensureAdminToken,
+  ensureAuditKey,
   startApi,
+  startCheckpointer,
   startWorker,
 } from './services';
 import { onShutdown } from './shutdown';
@@ -54,14 +56,21 @@ program
     const config = loadConfig();
     const logger = createLogger(config.FOGHORN_LOG_LEVEL);
     await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+    await ensureAuditKey(config, { mirrorCheckpoints: true });
     await ensureAdminToken(config);
     const temporal = await connectTemporal(
       config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS,
       config.TEMPORAL_NAMESPACE,
     );
     const server = await startApi(config, logger, temporal);
+    const checkpointer = startCheckpointer(logger);
     logger.info({ addr: server.address() }, 'API listening');
-    onShutdown([() => closeServer(server), () => temporal.connection.close(), () => disconnectMongo()]);
+    onShutdown([
+      () => closeServer(server),
+      () => temporal.connection.close(),
+      () => checkpointer.stop(),
+      () => disconnectMongo(),
+    ]);
   });
 
 program
@@ -71,9 +80,11 @@ program
     const config = loadConfig();
     const logger = createLogger(config.FOGHORN_LOG_LEVEL);
     await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+    await ensureAuditKey(config, { mirrorCheckpoints: true });
     const { worker, done } = await startWorker(config, config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS);
+    const checkpointer = startCheckpointer(logger);
     logger.info({ taskQueue: config.FOGHORN_TASK_QUEUE }, 'worker running');
-    onShutdown([async () => worker.shutdown(), () => done, () => disconnectMongo()]);
+    onShutdown([async () => worker.shutdown(), () => done, () => checkpointer.stop(), () => disconnectMongo()]);
   });
 
 program.addCommand(tokenCommand(loadConfig));

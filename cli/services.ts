@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
+import { randomBytes } from 'crypto';
 import { mkdir, readFile, writeFile } from 'fs/promises';
 import type { Server } from 'http';
 import path from 'path';
@@ -8,6 +9,12 @@ import { createApp } from '../api/app';
 import { createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
 import { connectMongo, disconnectMongo } from '../store/connection';
+import {
+  configureAuditCheckpointFile,
+  configureAuditKey,
+  hasKeyedAuditRecords,
+  startAuditCheckpointer,
+} from '../store/audit';
 import { seedBuiltinRunbooks } from '../store/runbooks';
 import { generateToken, seedAdminToken } from '../store/tokens';
 import { createWorker, installRuntime } from '../worker/worker';
@@ -50,6 +57,54 @@ export async function ensureAdminToken(config: Config): Promise<{ token: string;
   }
   await seedAdminToken(token);
   return { token, source: file };
+}
+
+/**
+ * The audit key (docs/audit.md), handed to the store: FOGHORN_AUDIT_KEY (or _FILE) when set,
+ * else the one kept in the data directory, else a new one written there (mode 600) — unless the
+ * chain already holds keyed records, which a new key could never verify: then stop, loudly.
+ * Long-running processes also mirror the newest checkpoint to <data dir>/audit-checkpoint.json.
+ * Call after the store is connected.
+ */
+export async function ensureAuditKey(
+  config: Config,
+  opts: { mirrorCheckpoints?: boolean } = {},
+): Promise<{ source: string }> {
+  const dataDir = path.resolve(config.FOGHORN_DATA_DIR);
+  configureAuditCheckpointFile(opts.mirrorCheckpoints ? path.join(dataDir, 'audit-checkpoint.json') : undefined);
+  const retiredKeys = config.FOGHORN_AUDIT_RETIRED_KEYS ?? [];
+  if (config.FOGHORN_AUDIT_KEY) {
+    configureAuditKey(config.FOGHORN_AUDIT_KEY, { retiredKeys });
+    return { source: 'FOGHORN_AUDIT_KEY' };
+  }
+  const file = path.join(dataDir, 'audit-key');
+  let key = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (!key) {
+    if (await hasKeyedAuditRecords())
+      throw new Error(
+        `the audit log in MongoDB was written with an audit key that this process does not have (no FOGHORN_AUDIT_KEY, no ${file}): set FOGHORN_AUDIT_KEY or FOGHORN_AUDIT_KEY_FILE to that key`,
+      );
+    key = randomBytes(32).toString('base64url');
+    await mkdir(dataDir, { recursive: true });
+    // 'wx': two processes starting at once must not each write their own key; the loser reads the winner's.
+    await writeFile(file, key + '\n', { mode: 0o600, flag: 'wx' }).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+      key = (await readFile(file, 'utf8')).trim();
+    });
+  }
+  configureAuditKey(key, { retiredKeys });
+  return { source: file };
+}
+
+/**
+ * Signed checkpoints of the audit head: one now, one a minute, one on stop() — stop it before
+ * disconnecting MongoDB. Failures are logged (message only) and retried at the next tick.
+ */
+export function startCheckpointer(logger: Logger, intervalMs = 60_000): { stop(): Promise<void> } {
+  return startAuditCheckpointer({
+    intervalMs,
+    onError: (err) => logger.warn({ error: (err as Error).message }, 'audit checkpoint failed'),
+  });
 }
 
 /**

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { USER_ROLES, type UserRole } from '../domain/roles';
 import { auditTokenChange, createToken, listTokens, revokeToken } from '../store/tokens';
 import type { Config } from '../domain/config';
-import { withStore } from './services';
+import { ensureAuditKey, withStore } from './services';
 
 /** Audit fields for actions taken on the machine itself through the CLI. */
 const cliSource = {
@@ -21,6 +21,7 @@ export function tokenCommand(config: () => Config): Command {
     .addOption(new Option('--role <role>', 'what the token may do').choices(USER_ROLES).makeOptionMandatory())
     .action((opts: { user: string; role: UserRole }) =>
       withStore(config(), async () => {
+        await ensureAuditKey(config());
         const { token: value, ...info } = await createToken(opts.user, opts.role);
         await auditTokenChange('token.create', info, cliSource);
         console.log(
@@ -43,6 +44,7 @@ export function tokenCommand(config: () => Config): Command {
     .argument('<id>', 'token id (from `token list`)')
     .action((id: string) =>
       withStore(config(), async () => {
+        await ensureAuditKey(config());
         const info = await revokeToken(id);
         if (!info) throw new Error(`no token with id ${id}`);
         await auditTokenChange('token.revoke', info, cliSource);

@@ -38,6 +38,19 @@ export const configSchema = z.object({
     .regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must start with / and not end with /')
     .default('/api/v1'),
   FOGHORN_ADMIN_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  // Keys the audit chain (HMAC-SHA-256, docs/audit.md); unset: <FOGHORN_DATA_DIR>/audit-key.
+  FOGHORN_AUDIT_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  // Earlier audit keys, oldest first, comma-separated: records and checkpoints they signed still verify.
+  FOGHORN_AUDIT_RETIRED_KEYS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().min(32, 'each key must be at least 32 characters')))
+    .optional(),
   FOGHORN_DATA_DIR: z.string().min(1).default('./data'),
   FOGHORN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FOGHORN_RATE_LIMIT: z.coerce.number().int().min(1).default(600),

@@ -1,8 +1,59 @@
-import { auditChecksum, GENESIS_CHECKSUM, type AuditEntry, type AuditRecord } from '../domain/audit';
+import { randomUUID } from 'crypto';
+import { mkdir, open, readFile, rename, unlink } from 'fs/promises';
+import mongoose from 'mongoose';
+import path from 'path';
+import {
+  AUDIT_KEY_MIN_LENGTH,
+  AuditChainVerifier,
+  auditLinkValid,
+  GENESIS_CHECKSUM,
+  keyedAuditChecksum,
+  signCheckpoint,
+  type AuditCheckpoint,
+  type AuditEntry,
+  type AuditRecord,
+  type ChainVerification,
+  type CheckpointCandidate,
+} from '../domain/audit';
+import { redact } from '../domain/redact';
 import { isDuplicateKey } from './connection';
-import { AuditRecordModel } from './models';
+import { AuditCheckpointModel, AuditRecordModel } from './models';
 import { allocateName } from './names';
 import { findPage, type Page } from './pagination';
+
+/**
+ * The audit key (FOGHORN_AUDIT_KEY or the data dir's audit-key file, see cli/services.ts
+ * ensureAuditKey) and any retired keys, oldest first, the current key last. It never lives in
+ * MongoDB. Without it, appending, checkpointing and verifying fail: no silent unkeyed fallback.
+ */
+let auditKeys: string[] = [];
+/** Where this process mirrors the newest checkpoint (the embedded default's data dir), if anywhere. */
+let checkpointFile: string | undefined;
+
+export function configureAuditKey(key: string | undefined, opts: { retiredKeys?: readonly string[] } = {}): void {
+  if (key === undefined) {
+    auditKeys = [];
+    return;
+  }
+  for (const k of [...(opts.retiredKeys ?? []), key])
+    if (k.length < AUDIT_KEY_MIN_LENGTH)
+      throw new Error(`the audit key must be at least ${AUDIT_KEY_MIN_LENGTH} characters`);
+  auditKeys = [...(opts.retiredKeys ?? []).filter((k) => k !== key), key];
+}
+
+/** The file that mirrors the newest checkpoint outside MongoDB (undefined: none). */
+export function configureAuditCheckpointFile(file: string | undefined): void {
+  checkpointFile = file;
+}
+
+function currentKey(): string {
+  const key = auditKeys[auditKeys.length - 1];
+  if (!key)
+    throw new Error(
+      'audit key not configured: set FOGHORN_AUDIT_KEY (or FOGHORN_AUDIT_KEY_FILE), or let foghorn use <data dir>/audit-key',
+    );
+  return key;
+}
 
 /**
  * The one audit writer (DESIGN §9), used by the API and by activities.
@@ -22,6 +73,7 @@ const MAX_TRIES = 100;
 const RECORD_FIELDS = { _id: 0, idempotencyKey: 0 };
 
 async function appendNow(entry: AuditEntry, at: Date, idempotencyKey?: string): Promise<AuditRecord> {
+  const key = currentKey();
   const existing = async () =>
     idempotencyKey ? await AuditRecordModel.findOne({ idempotencyKey }, RECORD_FIELDS).lean<AuditRecord>() : null;
   const done = await existing();
@@ -30,7 +82,10 @@ async function appendNow(entry: AuditEntry, at: Date, idempotencyKey?: string): 
   for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
     const last = await AuditRecordModel.findOne({}, { seq: 1, checksum: 1 }).sort({ seq: -1 }).lean();
     const unsigned = { ...normalise(entry), id, seq: (last?.seq ?? 0) + 1, timestamp: at };
-    const record: AuditRecord = { ...unsigned, checksum: auditChecksum(unsigned, last?.checksum ?? GENESIS_CHECKSUM) };
+    const record: AuditRecord = {
+      ...unsigned,
+      checksum: keyedAuditChecksum(unsigned, last?.checksum ?? GENESIS_CHECKSUM, key),
+    };
     try {
       await AuditRecordModel.create({ ...record, ...(idempotencyKey && { idempotencyKey }) });
       return record;
@@ -43,7 +98,10 @@ async function appendNow(entry: AuditEntry, at: Date, idempotencyKey?: string): 
   throw new Error(`audit append lost the race ${MAX_TRIES} times`);
 }
 
-/** Exactly the fields that are stored, so the checksum of what is read back matches. */
+/**
+ * Exactly the fields that are stored, so the checksum of what is read back matches. Details
+ * are redacted first: a secret in them would otherwise be kept forever, under a checksum.
+ */
 function normalise(e: AuditEntry): AuditEntry {
   return {
     action: e.action,
@@ -52,7 +110,7 @@ function normalise(e: AuditEntry): AuditEntry {
     resource: e.resource ?? '',
     resourceType: e.resourceType ?? '',
     namespace: e.namespace ?? '',
-    details: JSON.parse(JSON.stringify(e.details ?? {})) as Record<string, unknown>,
+    details: redact(JSON.parse(JSON.stringify(e.details ?? {})) as Record<string, unknown>),
     sourceIP: e.sourceIP ?? '',
     userAgent: e.userAgent ?? '',
   };
@@ -77,37 +135,175 @@ export function listAudit(filter: AuditFilter, page: number, pageSize: number): 
   return findPage<AuditRecord>(AuditRecordModel, query, { seq: -1 }, page, pageSize);
 }
 
-export interface ChainReport {
-  intact: boolean;
-  totalRecords: number;
-  verifiedRecords: number;
-  firstBroken?: { id: string; seq: number; reason: string };
+export type ChainReport = ChainVerification;
+
+/** True when some record was written under an audit key (so a newly generated key would be wrong). */
+export async function hasKeyedAuditRecords(): Promise<boolean> {
+  return (await AuditRecordModel.exists({ checksum: { $regex: /^hmac-sha256:/ } })) !== null;
 }
 
-/** Walks the chain oldest first and stops at the first record that does not check out. */
+/** How many checkpoints verify compares (newest first); older ones add little. */
+const CHECKPOINTS_COMPARED = 1_000;
+
+/**
+ * Walks the chain oldest first: every link (keyed, or legacy before the first keyed record),
+ * gaps in `seq`, and the head against the signed checkpoints in `audit_checkpoints` and the
+ * mirror file. Checkpoints are read before the records, so appends during the walk are fine.
+ */
 export async function verifyAuditChain(): Promise<ChainReport> {
-  let previous = GENESIS_CHECKSUM;
-  let expectedSeq = 1;
-  let verified = 0;
+  currentKey();
+  const candidates: CheckpointCandidate[] = (
+    await AuditCheckpointModel.find({}, { _id: 0 }).sort({ seq: -1 }).limit(CHECKPOINTS_COMPARED).lean()
+  ).map((doc) => ({ source: 'database' as const, checkpoint: asCheckpoint(doc) }));
+  const mirror = await readMirror();
+  if (mirror) candidates.push(mirror);
+  const verifier = new AuditChainVerifier(auditKeys, candidates);
   const totalRecords = await AuditRecordModel.countDocuments();
-  for await (const doc of AuditRecordModel.find({}, RECORD_FIELDS).sort({ seq: 1 }).lean().cursor()) {
-    const { checksum, ...unsigned } = doc as unknown as AuditRecord;
-    const reason =
-      unsigned.seq !== expectedSeq
-        ? `record(s) missing before seq ${unsigned.seq}`
-        : auditChecksum(unsigned, previous) !== checksum
-          ? 'checksum does not match content and chain'
-          : undefined;
-    if (reason)
-      return {
-        intact: false,
-        totalRecords,
-        verifiedRecords: verified,
-        firstBroken: { id: unsigned.id, seq: unsigned.seq, reason },
-      };
-    previous = checksum;
-    expectedSeq += 1;
-    verified += 1;
+  for await (const doc of AuditRecordModel.find({}, RECORD_FIELDS).sort({ seq: 1 }).lean().cursor())
+    verifier.push(doc as unknown as AuditRecord);
+  return verifier.result(totalRecords);
+}
+
+/** A checkpoint document or file as found, whatever an intruder may have made of it. */
+function asCheckpoint(raw: unknown): AuditCheckpoint {
+  const o = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  const at = o.at instanceof Date ? o.at : new Date(typeof o.at === 'string' ? o.at : NaN);
+  return {
+    database: String(o.database ?? ''),
+    seq: typeof o.seq === 'number' ? o.seq : NaN,
+    checksum: String(o.checksum ?? ''),
+    at,
+    signature: String(o.signature ?? ''),
+  };
+}
+
+async function readMirror(): Promise<CheckpointCandidate | undefined> {
+  if (!checkpointFile) return undefined;
+  let text: string;
+  try {
+    text = await readFile(checkpointFile, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
-  return { intact: true, totalRecords, verifiedRecords: verified };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = {}; // unreadable: reported as a checkpoint whose signature does not check out
+  }
+  const checkpoint = asCheckpoint(parsed);
+  // A mirror of another database's chain (e.g. MONGODB_URI changed) says nothing about this one.
+  if (checkpoint.database && checkpoint.database !== mongoose.connection.name) return undefined;
+  return { source: 'file', checkpoint };
+}
+
+export type CheckpointResult =
+  | {
+      status: 'written' | 'exists';
+      seq: number;
+      checksum: string;
+      /** Set when the mirror file could not be written (the database checkpoint still was). */
+      mirrorError?: string;
+    }
+  | { status: 'empty' }
+  | { status: 'head-invalid'; seq: number };
+
+/**
+ * Signs the chain's current head and stores it in `audit_checkpoints` (and the mirror file when
+ * configured). Idempotent and safe from several processes at once: one document per head seq,
+ * never overwritten; the mirror only moves forward. A head whose own link does not check out
+ * is not signed (a checkpoint must never vouch for a forged record).
+ */
+export async function writeAuditCheckpoint(at: Date = new Date()): Promise<CheckpointResult> {
+  const key = currentKey();
+  const [record, previous] = await AuditRecordModel.find({}, RECORD_FIELDS)
+    .sort({ seq: -1 })
+    .limit(2)
+    .lean<AuditRecord[]>();
+  if (!record) return { status: 'empty' };
+  const before = record.seq === 1 ? GENESIS_CHECKSUM : previous?.seq === record.seq - 1 ? previous.checksum : undefined;
+  // With a gap right before the head its link cannot be checked; verify reports the gap.
+  if (before !== undefined && !auditLinkValid(record, before, auditKeys))
+    return { status: 'head-invalid', seq: record.seq };
+  const checkpoint = signCheckpoint(
+    { database: mongoose.connection.name, seq: record.seq, checksum: record.checksum, at },
+    key,
+  );
+  let status: 'written' | 'exists' = 'written';
+  try {
+    await AuditCheckpointModel.create(checkpoint);
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    status = 'exists';
+  }
+  // A read-only or full disk must not fail the caller (the reconciler would retry forever).
+  const mirrorError = await writeMirror(checkpoint).then(
+    () => undefined,
+    (err: Error) => `cannot write ${checkpointFile}: ${err.message}`,
+  );
+  return { status, seq: checkpoint.seq, checksum: checkpoint.checksum, ...(mirrorError && { mirrorError }) };
+}
+
+let mirrorTail: Promise<unknown> = Promise.resolve();
+
+/** Serialised in-process; across processes the rename is atomic and a lower seq never replaces a higher one. */
+function writeMirror(checkpoint: AuditCheckpoint): Promise<void> {
+  const file = checkpointFile;
+  if (!file) return Promise.resolve();
+  const next = mirrorTail.then(async () => {
+    const current = await readMirror().catch(() => undefined);
+    if (current && current.checkpoint.database === checkpoint.database && current.checkpoint.seq >= checkpoint.seq)
+      return;
+    await mkdir(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
+    const handle = await open(tmp, 'w', 0o600);
+    try {
+      await handle.writeFile(JSON.stringify({ ...checkpoint, at: checkpoint.at.toISOString() }, null, 2) + '\n');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, file).catch(async (err) => {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    });
+  });
+  mirrorTail = next.catch(() => undefined);
+  return next;
+}
+
+/**
+ * Writes a checkpoint now, then every `intervalMs` (default one minute), and a last one on stop().
+ * Call stop() before disconnecting MongoDB. Failures (e.g. MongoDB down) go to onError; the next
+ * tick tries again.
+ */
+export function startAuditCheckpointer(opts: { intervalMs?: number; onError?: (err: unknown) => void } = {}): {
+  stop(): Promise<void>;
+} {
+  const onError =
+    opts.onError ?? ((err: unknown) => console.error(`audit checkpoint failed: ${(err as Error).message}`));
+  let running: Promise<unknown> | undefined;
+  const write = () =>
+    writeAuditCheckpoint().then((result) => {
+      if ('mirrorError' in result && result.mirrorError) onError(new Error(result.mirrorError));
+      if (result.status === 'head-invalid')
+        onError(new Error(`audit head seq ${result.seq} does not verify: not checkpointed (see GET /audit/verify)`));
+    }, onError);
+  const tick = () => {
+    running ??= write().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  void tick();
+  const timer = setInterval(() => void tick(), opts.intervalMs ?? 60_000);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await write();
+    },
+  };
 }

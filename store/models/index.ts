@@ -2,6 +2,7 @@
 export * from './counter';
 export * from './token';
 export * from './audit-record';
+export * from './audit-checkpoint';
 export * from './runbook';
 export * from './incident';
 export * from './insight';

@@ -1,10 +1,30 @@
 import { execFile } from 'child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'fs/promises';
+import mongoose from 'mongoose';
+import { tmpdir } from 'os';
 import path from 'path';
 import { promisify } from 'util';
-import { appendAudit, verifyAuditChain } from '../../store/audit';
-import { AuditRecordModel } from '../../store/models';
+import { verifySchema } from '../../api/routes/audit';
+import {
+  GENESIS_CHECKSUM,
+  keyedAuditChecksum,
+  legacyAuditChecksum,
+  signCheckpoint,
+  type AuditRecord,
+} from '../../domain/audit';
+import { REDACTED } from '../../domain/redact';
+import {
+  appendAudit,
+  configureAuditCheckpointFile,
+  configureAuditKey,
+  startAuditCheckpointer,
+  verifyAuditChain,
+  writeAuditCheckpoint,
+} from '../../store/audit';
+import { AuditCheckpointModel, AuditRecordModel } from '../../store/models';
 import { allocateName } from '../../store/names';
 import { useApi } from '../harness/api';
+import { TEST_AUDIT_KEY } from '../harness/mongo';
 
 const run = promisify(execFile);
 const entry = (i: number) => ({
@@ -41,6 +61,7 @@ describe('audit log', () => {
       ['p1', 'p2', 'p3'].map((label) =>
         run(process.execPath, ['-r', 'ts-node/register/transpile-only', script, api.mongo.uri, '15', label], {
           timeout: 60_000,
+          env: { ...process.env, FOGHORN_AUDIT_KEY: TEST_AUDIT_KEY },
         }),
       ),
     );
@@ -141,6 +162,273 @@ describe('audit log', () => {
     expect(gap.body.status).toMatchObject({
       intact: false,
       firstBroken: { seq: victim!.seq + 1, reason: expect.stringContaining('missing') },
+    });
+  });
+
+  describe('keyed chain, checkpoints and verify', () => {
+    let dir: string;
+    let mirror: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(path.join(tmpdir(), 'foghorn-audit-'));
+      mirror = path.join(dir, 'audit-checkpoint.json');
+    });
+    afterAll(async () => {
+      configureAuditCheckpointFile(undefined);
+      await rm(dir, { recursive: true, force: true });
+    });
+    beforeEach(async () => {
+      configureAuditKey(TEST_AUDIT_KEY);
+      configureAuditCheckpointFile(mirror);
+      await AuditRecordModel.deleteMany({});
+      await AuditCheckpointModel.deleteMany({});
+      await rm(mirror, { force: true });
+    });
+
+    const appendSome = async (n: number) => {
+      const out: AuditRecord[] = [];
+      for (let i = 0; i < n; i++) out.push(await appendAudit(entry(i)));
+      return out;
+    };
+    const verify = async () => {
+      const res = await api.call('GET', '/audit/verify');
+      expect(res.status).toBe(200);
+      // The answer is what the OpenAPI document says it is, and never shows the key.
+      expect(verifySchema.safeParse(res.body).error).toBeUndefined();
+      expect(res.text).not.toContain(TEST_AUDIT_KEY);
+      return res.body.status;
+    };
+    const chainOrder = () => AuditRecordModel.find({}).sort({ seq: 1 }).lean<Array<AuditRecord & { _id: unknown }>>();
+
+    /** What someone with database access but without the key does: edit, then re-chain every later record. */
+    async function forge(seq: number, rule: (r: Omit<AuditRecord, 'checksum'>, previous: string) => string) {
+      const docs = await chainOrder();
+      let previous = GENESIS_CHECKSUM;
+      for (const doc of docs) {
+        const { _id, checksum, ...rest } = doc;
+        if (doc.seq >= seq) {
+          const unsigned = { ...rest, user: doc.seq === seq ? 'mallory' : rest.user };
+          const forged = rule(unsigned, previous);
+          await AuditRecordModel.updateOne({ _id }, { $set: { user: unsigned.user, checksum: forged } });
+          previous = forged;
+        } else previous = checksum;
+      }
+    }
+
+    it('writes hmac-sha256 checksums and an intact chain', async () => {
+      const records = await appendSome(4);
+      for (const r of records) expect(r.checksum).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+      expect(await verify()).toMatchObject({
+        intact: true,
+        totalRecords: 4,
+        verifiedRecords: 4,
+        keyedRecords: 4,
+        legacyRecords: 0,
+        missing: [],
+        invalidCheckpoints: [],
+        head: { seq: 4, checksum: records[3].checksum },
+      });
+    });
+
+    it('finds a forged user when later checksums were recomputed with unkeyed sha256', async () => {
+      const records = await appendSome(6);
+      await forge(3, (r, previous) => legacyAuditChecksum(r, previous));
+      expect(await verify()).toMatchObject({
+        intact: false,
+        verifiedRecords: 2,
+        brokenRecords: 4,
+        firstBroken: { id: records[2].id, seq: 3, problem: 'downgrade' },
+      });
+    });
+
+    it('finds a forged user when later checksums were recomputed with HMAC under a wrong key', async () => {
+      const records = await appendSome(6);
+      await forge(3, (r, previous) => keyedAuditChecksum(r, previous, 'wrong-key-wrong-key-wrong-key-wrong-key'));
+      expect(await verify()).toMatchObject({
+        intact: false,
+        verifiedRecords: 2,
+        firstBroken: { id: records[2].id, seq: 3, problem: 'checksum', reason: expect.stringContaining('checksum') },
+      });
+    });
+
+    it('reports deleting the newest records after a checkpoint as a tail cut', async () => {
+      const records = await appendSome(5);
+      expect(await writeAuditCheckpoint()).toMatchObject({ status: 'written', seq: 5 });
+      await AuditRecordModel.deleteMany({ seq: { $gte: 4 } });
+      const status = await verify();
+      expect(status).toMatchObject({
+        intact: false,
+        totalRecords: 3,
+        verifiedRecords: 3,
+        head: { seq: 3 },
+        tailCut: { headSeq: 3, checkpointSeq: 5, missingFromSeq: 4, missingToSeq: 5 },
+        checkpoint: { seq: 5, checksum: records[4].checksum },
+      });
+      expect(status.firstBroken).toBeUndefined();
+
+      // Deleting the database checkpoints too does not help: the mirror file still has seq 5,
+      // and a checkpointer that runs after the cut never moves the mirror back.
+      await AuditCheckpointModel.deleteMany({});
+      expect(await writeAuditCheckpoint()).toMatchObject({ status: 'written', seq: 3 });
+      expect(JSON.parse(await readFile(mirror, 'utf8'))).toMatchObject({ seq: 5, checksum: records[4].checksum });
+      expect(await verify()).toMatchObject({
+        intact: false,
+        tailCut: { headSeq: 3, checkpointSeq: 5 },
+        checkpoint: { seq: 5, source: 'file' },
+      });
+    });
+
+    it('reports records missing in the middle with the missing range', async () => {
+      const records = await appendSome(7);
+      await AuditRecordModel.deleteMany({ seq: { $in: [3, 4] } });
+      expect(await verify()).toMatchObject({
+        intact: false,
+        verifiedRecords: 2,
+        brokenRecords: 0,
+        missing: [{ fromSeq: 3, toSeq: 4 }],
+        missingRecords: 2,
+        firstBroken: { id: records[4].id, seq: 5, problem: 'missing' },
+        head: { seq: 7 },
+      });
+    });
+
+    it('keeps legacy sha256 records verifiable, followed by keyed ones', async () => {
+      // Records as the writer before the key stored them.
+      let previous = GENESIS_CHECKSUM;
+      for (let seq = 1; seq <= 3; seq++) {
+        const unsigned = {
+          ...entry(seq),
+          id: await allocateName('audit', new Date('2026-01-01T00:00:00Z')),
+          seq,
+          timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, seq)),
+        };
+        previous = legacyAuditChecksum(unsigned, previous);
+        await AuditRecordModel.create({ ...unsigned, checksum: previous });
+      }
+      const keyed = await appendSome(2);
+      expect(keyed[0].seq).toBe(4);
+      expect(await verify()).toMatchObject({
+        intact: true,
+        totalRecords: 5,
+        verifiedRecords: 5,
+        legacyRecords: 3,
+        keyedRecords: 2,
+      });
+      // A legacy-style record after the keyed ones is a downgrade.
+      const last = await AuditRecordModel.findOne({ seq: 5 }).lean<AuditRecord & { _id: unknown }>();
+      const { _id, checksum: _c, ...unsigned } = last!;
+      const prev = (await AuditRecordModel.findOne({ seq: 4 }).lean<AuditRecord>())!.checksum;
+      await AuditRecordModel.updateOne({ _id }, { $set: { checksum: legacyAuditChecksum(unsigned, prev) } });
+      expect(await verify()).toMatchObject({ intact: false, firstBroken: { seq: 5, problem: 'downgrade' } });
+    });
+
+    it('reports forged checkpoints, in the database and in the mirror file', async () => {
+      const records = await appendSome(3);
+      await writeAuditCheckpoint();
+      expect(await verify()).toMatchObject({ intact: true, checkpoint: { seq: 3 } });
+      const database = mongoose.connection.name;
+      // Someone without the key claims a longer chain (or re-signs a cut one): a bad signature.
+      const bogus = signCheckpoint(
+        { database, seq: 40, checksum: records[2].checksum, at: new Date() },
+        'wrong-key-wrong-key-wrong-key-wrong-key',
+      );
+      await AuditCheckpointModel.collection.insertOne({ ...bogus });
+      let status = await verify();
+      expect(status).toMatchObject({
+        intact: false,
+        checkpoint: { seq: 3 },
+        invalidCheckpoints: [{ source: 'database', seq: 40, reason: expect.stringContaining('signature') }],
+      });
+      expect(status.tailCut).toBeUndefined();
+
+      await AuditCheckpointModel.deleteMany({ seq: 40 });
+      const file = JSON.parse(await readFile(mirror, 'utf8'));
+      await writeFile(mirror, JSON.stringify({ ...file, seq: 2 }));
+      status = await verify();
+      expect(status).toMatchObject({
+        intact: false,
+        invalidCheckpoints: [{ source: 'file', seq: 2, reason: expect.stringContaining('signature') }],
+      });
+      await writeFile(mirror, 'not json');
+      expect((await verify()).invalidCheckpoints).toEqual([
+        { source: 'file', seq: null, at: null, reason: expect.stringContaining('signature') },
+      ]);
+    });
+
+    it('keeps checkpoints idempotent when many writers checkpoint at once', async () => {
+      await appendSome(2);
+      const results = await Promise.all(Array.from({ length: 12 }, () => writeAuditCheckpoint()));
+      expect(results.filter((r) => r.status === 'written')).toHaveLength(1);
+      expect(results.every((r) => r.status === 'written' || r.status === 'exists')).toBe(true);
+      expect(await AuditCheckpointModel.countDocuments({ seq: 2 })).toBe(1);
+      expect(JSON.parse(await readFile(mirror, 'utf8'))).toMatchObject({ seq: 2 });
+      expect(await verify()).toMatchObject({ intact: true, checkpoint: { seq: 2 } });
+    });
+
+    it('does not sign a head whose own link does not verify', async () => {
+      await appendSome(2);
+      await AuditRecordModel.updateOne({ seq: 2 }, { $set: { user: 'mallory' } });
+      expect(await writeAuditCheckpoint()).toEqual({ status: 'head-invalid', seq: 2 });
+      expect(await AuditCheckpointModel.countDocuments()).toBe(0);
+    });
+
+    it('checkpoints on start, on every tick and on stop', async () => {
+      const errors: unknown[] = [];
+      const checkpointer = startAuditCheckpointer({ intervalMs: 100, onError: (e) => errors.push(e) });
+      try {
+        await appendSome(2);
+        const deadline = Date.now() + 30_000;
+        while (!(await AuditCheckpointModel.exists({ seq: 2 }))) {
+          if (Date.now() > deadline) throw new Error('no checkpoint of seq 2 within 30 s');
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await appendAudit(entry(99));
+      } finally {
+        await checkpointer.stop();
+      }
+      // stop() wrote the last head, whatever the ticks did.
+      expect(await AuditCheckpointModel.exists({ seq: 3 })).not.toBeNull();
+      expect(errors).toEqual([]);
+    });
+
+    it('refuses to append, checkpoint or verify without a key', async () => {
+      configureAuditKey(undefined);
+      await expect(appendAudit(entry(1))).rejects.toThrow(/audit key not configured/);
+      await expect(writeAuditCheckpoint()).rejects.toThrow(/audit key not configured/);
+      await expect(verifyAuditChain()).rejects.toThrow(/audit key not configured/);
+      expect(await AuditRecordModel.countDocuments()).toBe(0);
+      expect(() => configureAuditKey('short')).toThrow(/at least 32/);
+    });
+
+    it('redacts secrets in audit details before they are stored and checksummed', async () => {
+      const secretToken = 'fh_' + 'S'.repeat(43);
+      const record = await appendAudit({
+        ...entry(1),
+        details: {
+          authorization: `Bearer ${secretToken}`,
+          apiKey: 'sk-live-123456',
+          webhook: { 'x-foghorn-secret': 'hush', note: `rotated ${secretToken}` },
+          kept: 'visible',
+        },
+      });
+      expect(record.details).toEqual({
+        authorization: REDACTED,
+        apiKey: REDACTED,
+        webhook: { 'x-foghorn-secret': REDACTED, note: `rotated ${REDACTED}` },
+        kept: 'visible',
+      });
+      const stored = await AuditRecordModel.findOne({ id: record.id }).lean();
+      expect(stored!.details).toEqual(record.details);
+      const listed = await api.call('GET', '/audit');
+      for (const secret of [secretToken, 'sk-live-123456', 'hush']) expect(listed.text).not.toContain(secret);
+      expect(await verify()).toMatchObject({ intact: true });
+    });
+
+    it('documents the verification fields in the OpenAPI document', async () => {
+      const doc = (await api.call('GET', '/api/v1/openapi.json', { token: null })).body;
+      const [, verifyPath] = Object.entries(doc.paths).find(([p]) => p.endsWith('/audit/verify'))!;
+      const text = JSON.stringify(verifyPath);
+      for (const field of ['tailCut', 'missing', 'missingRecords', 'checkpoint', 'invalidCheckpoints', 'problem'])
+        expect(text).toContain(`"${field}"`);
     });
   });
 });

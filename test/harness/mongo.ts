@@ -1,6 +1,10 @@
 import { randomUUID } from 'crypto';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../cli/embedded/mongo';
+import { configureAuditKey } from '../../store/audit';
 import { connectMongo, disconnectMongo } from '../../store/connection';
+
+/** The audit key of every test process (the audit writer refuses to append without one). */
+export const TEST_AUDIT_KEY = 'test-audit-key-0123456789abcdef0123456789';
 
 /**
  * A real MongoDB-wire server (memory backend) for one test file, with Mongoose connected to a
@@ -9,6 +13,7 @@ import { connectMongo, disconnectMongo } from '../../store/connection';
 export async function useMongo(): Promise<{ server: EmbeddedMongo; uri: string; stop(): Promise<void> }> {
   const server = await startEmbeddedMongo({ database: `test-${randomUUID().slice(0, 8)}` });
   await connectMongo(server.uri);
+  configureAuditKey(TEST_AUDIT_KEY);
   return {
     server,
     uri: server.uri,

@@ -1,4 +1,4 @@
-import { auditChecksum, canonicalJson, GENESIS_CHECKSUM } from '../../domain/audit';
+import { canonicalJson, GENESIS_CHECKSUM, keyedAuditChecksum, legacyAuditChecksum } from '../../domain/audit';
 import { dayKey, formatName, parseName } from '../../domain/names';
 import { roleAtLeast } from '../../domain/roles';
 
@@ -23,6 +23,7 @@ describe('roles', () => {
 });
 
 describe('audit checksum', () => {
+  const KEY = 'unit-test-audit-key-0123456789abcdef';
   const record = {
     id: 'audit-20260101-001',
     seq: 1,
@@ -43,14 +44,28 @@ describe('audit checksum', () => {
       '{"a":{"x":[3,{"p":2,"q":1}],"y":2},"b":1}',
     );
     const reordered = { ...record, details: { a: { c: null, d: [1, 2] }, b: 1 } };
-    expect(auditChecksum(reordered, GENESIS_CHECKSUM)).toBe(auditChecksum(record, GENESIS_CHECKSUM));
+    expect(legacyAuditChecksum(reordered, GENESIS_CHECKSUM)).toBe(legacyAuditChecksum(record, GENESIS_CHECKSUM));
+    expect(keyedAuditChecksum(reordered, GENESIS_CHECKSUM, KEY)).toBe(
+      keyedAuditChecksum(record, GENESIS_CHECKSUM, KEY),
+    );
   });
 
-  it('changes with any field and with the previous checksum', () => {
-    const base = auditChecksum(record, GENESIS_CHECKSUM);
-    expect(base).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(auditChecksum({ ...record, user: 'mallory' }, GENESIS_CHECKSUM)).not.toBe(base);
-    expect(auditChecksum({ ...record, details: { b: 2, a: record.details.a } }, GENESIS_CHECKSUM)).not.toBe(base);
-    expect(auditChecksum(record, base)).not.toBe(base);
+  it('changes with any field, with the previous checksum and with the key', () => {
+    const base = keyedAuditChecksum(record, GENESIS_CHECKSUM, KEY);
+    expect(base).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(keyedAuditChecksum({ ...record, user: 'mallory' }, GENESIS_CHECKSUM, KEY)).not.toBe(base);
+    expect(keyedAuditChecksum({ ...record, details: { b: 2, a: record.details.a } }, GENESIS_CHECKSUM, KEY)).not.toBe(
+      base,
+    );
+    expect(keyedAuditChecksum(record, base, KEY)).not.toBe(base);
+    expect(keyedAuditChecksum(record, GENESIS_CHECKSUM, KEY.replace('k', 'K'))).not.toBe(base);
+  });
+
+  it('keeps the legacy rule verifiable: unkeyed sha256 over content and the previous checksum', () => {
+    const legacy = legacyAuditChecksum(record, GENESIS_CHECKSUM);
+    expect(legacy).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // The value the pre-key writer computed for this record: existing records keep verifying.
+    expect(legacy).toBe('sha256:8e6973af91ba6a74cff7468f9f0b697d3eee0ef7be76a5e4562d0dfa34def3d4');
+    expect(legacyAuditChecksum({ ...record, user: 'mallory' }, GENESIS_CHECKSUM)).not.toBe(legacy);
   });
 });
