@@ -25,6 +25,8 @@ export interface ChatDispatcher {
 export const SIGNAL_DEADLINE_MS = 5_000;
 /** Messages read from MongoDB per query. */
 const PAGE = 100;
+/** Chats failing in a row before a sweep gives up (Temporal or MongoDB is down, not one chat). */
+const GIVE_UP_AFTER_FAILED_CHATS = 3;
 
 export interface HandedOverMessage {
   messageId: string;
@@ -163,18 +165,21 @@ export async function handOverLate(
   const done: string[] = [];
   const failed: string[] = [];
   let firstError: unknown;
-  for (;;) {
+  let failedInARow = 0;
+  sweep: for (;;) {
     if (opts.shouldStop?.()) break;
     const chats = await chatsWithUndispatched(olderThan, done);
     if (chats.length === 0) break;
     for (const chatId of chats) {
-      if (opts.shouldStop?.()) break;
+      if (opts.shouldStop?.() || failedInARow >= GIVE_UP_AFTER_FAILED_CHATS) break sweep;
       done.push(chatId);
       try {
         count += await inChatOrder(d.client, chatId, () => handOverChat(d, chatId, olderThan, opts));
+        failedInARow = 0;
       } catch (err) {
         failed.push(chatId);
         firstError ??= err;
+        failedInARow++;
       }
     }
   }
@@ -187,8 +192,9 @@ export async function handOverLate(
  * that was never handed over, and returns how many it handed over. Chats are taken oldest
  * message first; within a chat it stops at the first failure, so no later message of that chat
  * overtakes it. `shouldStop` is checked between messages (e.g. an activity's cancellation);
- * stopping returns the count so far. When some chats failed, the others are still handed over
- * and it then throws a {@link LateHandOverError} carrying `handedOver` and `failedChats`.
+ * stopping returns the count so far. When a chat fails the next chats are still tried (three
+ * failing in a row end the call: Temporal or MongoDB is down); then it throws a
+ * {@link LateHandOverError} carrying `handedOver` (the count) and `failedChats`.
  * Idempotent: a second call finds nothing (or re-signals a message whose "queued" mark was lost,
  * which the chat workflow drops as a duplicate).
  */

@@ -3,7 +3,7 @@ import { randomUUID } from 'crypto';
 import type { AddressInfo } from 'net';
 import pino from 'pino';
 import { createGatewayApp, listen } from '../../gateway/server';
-import { handOverLateMessages } from '../../operations/chat-dispatch';
+import { handOverLateMessages, LateHandOverError } from '../../operations/chat-dispatch';
 import { getChatMessage, saveChatMessage } from '../../store/chat';
 import { ChatMessage } from '../../store/models/chat-message';
 import { chatStateQuery, chatWorkflowId } from '../../workflows/chat-messages';
@@ -20,11 +20,12 @@ describe('gateway: per-chat order holds when hand-overs are late', () => {
   /** A second gateway whose Temporal connection is closed: it stores and answers 202, never hands over. */
   let cutOff: { url: string; close(): Promise<void> };
   let closedConnection: Connection;
+  let offline: Client;
   beforeAll(async () => {
     gw = await useGateway();
     closedConnection = await Connection.connect({ address: gw.wf.env.address });
     await closedConnection.close();
-    const offline = new Client({ connection: closedConnection, namespace: gw.wf.env.namespace ?? 'default' });
+    offline = new Client({ connection: closedConnection, namespace: gw.wf.env.namespace ?? 'default' });
     const app = createGatewayApp(gw.config, { client: offline, taskQueue: gw.wf.taskQueue }, pino({ level: 'silent' }));
     const server = await listen(app.app, '127.0.0.1', 0);
     cutOff = {
@@ -174,6 +175,24 @@ describe('gateway: per-chat order holds when hand-overs are late', () => {
       for (const chatId of chats)
         expect({ chatId, replies: repliesOf(chatId) }).toEqual({ chatId, replies: sent.get(chatId) });
       expectEachAnsweredOnce(all);
+    });
+
+    it('when Temporal is unreachable: throws with the count, gives up after three chats, hands nothing over', async () => {
+      const chats = ['o-fail-1', 'o-fail-2', 'o-fail-3', 'o-fail-4'];
+      const sent = await Promise.all(chats.map((chatId) => storedOnly(chatId, '/help')));
+      const cutoff = new Date(Date.now() + 1);
+      const err: unknown = await handOverLateMessages({ client: offline, taskQueue: gw.wf.taskQueue }, cutoff).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(LateHandOverError);
+      expect(err).toMatchObject({ handedOver: 0, failedChats: expect.any(Array) });
+      expect((err as LateHandOverError).failedChats).toHaveLength(3);
+      for (const id of sent) expect(await getChatMessage(id)).toMatchObject({ status: 'accepted' });
+      // Once Temporal answers, the next call hands all of them over.
+      expect(await handOverLateMessages({ client: gw.client, taskQueue: gw.wf.taskQueue }, cutoff)).toBe(4);
+      await allAnswered(sent, chats);
+      expectEachAnsweredOnce(sent);
     });
 
     it('leaves messages accepted after the cut-off alone', async () => {
