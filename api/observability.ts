@@ -5,7 +5,7 @@ import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'p
 import { pinoHttp } from 'pino-http';
 import pinoPretty from 'pino-pretty';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import { isSecretKey, redact, REDACTED, redactText } from '../domain/redact';
+import { addKnownSecrets, isSecretKey, redact, REDACTED, redactText } from '../domain/redact';
 
 /** Keys pino serializes itself (the request logger's req/res, errors); redacted after that. */
 const SERIALIZED = new Set(['req', 'res', 'err']);
@@ -54,7 +54,11 @@ const serializers = {
  * text, fields, child bindings, request and error serializers. On a terminal the lines are
  * pretty-printed for people; otherwise (files, pipes, containers) one JSON object per line.
  */
-export function createLogger(level: string, opts: { pretty?: boolean; stream?: DestinationStream } = {}): Logger {
+export function createLogger(
+  level: string,
+  opts: { pretty?: boolean; stream?: DestinationStream; knownSecrets?: Iterable<string | undefined> } = {},
+): Logger {
+  if (opts.knownSecrets) addKnownSecrets(opts.knownSecrets);
   const options: LoggerOptions = {
     level,
     base: { service: 'foghorn' },
@@ -87,6 +91,17 @@ export function createLogger(level: string, opts: { pretty?: boolean; stream?: D
 
 /** The path as the client sent it (Express rewrites `url` inside mounted routers). */
 const path = (req: IncomingMessage) => (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '';
+
+/**
+ * The secret values in a configuration (tokens, secrets, API and audit keys), for `knownSecrets`:
+ * an upstream error that echoes one (an LLM's "Incorrect API key provided: …") is still redacted.
+ */
+export function configSecrets(config: object): string[] {
+  return Object.entries(config)
+    .filter(([key]) => isSecretKey(key) || /_KEYS?$/.test(key))
+    .flatMap(([, value]) => (Array.isArray(value) ? value : [value]))
+    .filter((value): value is string => typeof value === 'string');
+}
 
 /** Probes and scrapes: logged only at trace, whatever they answer. */
 const QUIET_PATHS = /^\/(healthz|readyz|livez|metrics)(\/|$|\?)/;

@@ -1,6 +1,6 @@
 import { chmod, mkdir } from 'fs/promises';
 import path from 'path';
-import { createLogger } from '../api/observability';
+import { configSecrets, createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
 import { disconnectMongo } from '../store/connection';
 import { startGateway } from '../gateway/gateway';
@@ -38,7 +38,7 @@ export async function preparePrivateDataDir(dir: string): Promise<void> {
  * MONGODB_URI point elsewhere; then the worker and the API in this process.
  */
 export async function dev(config: Config): Promise<void> {
-  const logger = createLogger(config.FOGHORN_LOG_LEVEL);
+  const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
   const dataDir = path.resolve(config.FOGHORN_DATA_DIR);
   await preparePrivateDataDir(dataDir);
   const children: ServerProcess[] = [];

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { connect } from 'net';
-import { createLogger } from '../api/observability';
+import { configSecrets, createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
 import { formatAdapterStatuses } from '../domain/gateway-status';
 import { startGateway } from '../gateway/gateway';
@@ -32,7 +32,7 @@ export function gatewayCommand(config: () => Config): Command {
     .description('run the gateway: the webhook adapter starts when FOGHORN_WEBHOOK_ADDR is set')
     .action(async () => {
       const cfg = config();
-      const logger = createLogger(cfg.FOGHORN_LOG_LEVEL);
+      const logger = createLogger(cfg.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(cfg) });
       if (!cfg.FOGHORN_WEBHOOK_ADDR) {
         console.error(
           'foghorn gateway: FOGHORN_WEBHOOK_ADDR is not set (e.g. FOGHORN_WEBHOOK_ADDR=:8085); no adapter to start',

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
-import { createLogger } from '../api/observability';
+import { configSecrets, createLogger } from '../api/observability';
 import { ConfigError, type Config } from '../domain/config';
 import { loadConfigFromEnv } from './config-loader';
 import { disconnectMongo } from '../store/connection';
@@ -54,7 +54,7 @@ program
   .description('run the HTTP API (MONGODB_URI and TEMPORAL_ADDRESS name the servers)')
   .action(async () => {
     const config = loadConfig();
-    const logger = createLogger(config.FOGHORN_LOG_LEVEL);
+    const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
     await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
     await ensureAuditKey(config, { mirrorCheckpoints: true });
     await ensureAdminToken(config);
@@ -78,7 +78,7 @@ program
   .description('run a Temporal worker for Foghorn workflows and activities')
   .action(async () => {
     const config = loadConfig();
-    const logger = createLogger(config.FOGHORN_LOG_LEVEL);
+    const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
     await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
     await ensureAuditKey(config, { mirrorCheckpoints: true });
     const { worker, done } = await startWorker(config, config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS);

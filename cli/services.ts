@@ -6,7 +6,7 @@ import type { Server } from 'http';
 import path from 'path';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
-import { createLogger } from '../api/observability';
+import { configSecrets, createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
 import { connectMongo, disconnectMongo } from '../store/connection';
 import {
@@ -136,7 +136,7 @@ export async function startApi(config: Config, logger: Logger, temporal: Client)
 }
 
 export async function startWorker(config: Config, address: string): Promise<{ worker: Worker; done: Promise<void> }> {
-  installRuntime(createLogger(config.FOGHORN_LOG_LEVEL));
+  installRuntime(createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) }));
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
     config,

@@ -20,6 +20,7 @@ const SECRET_VALUE = [
   /\bfh_[A-Za-z0-9_-]{20,}/g,
   /\b(sk|whsec)[-_][A-Za-z0-9_-]{16,}/g, // OpenAI-style API keys, Standard Webhooks secrets
   /\bv1,[A-Za-z0-9+/]{20,}={0,2}/g, // Standard Webhooks signatures
+  /(?<=\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^@\s/]+(?=@)/gi, // the password of scheme://user:password@host
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
 ];
 
@@ -31,9 +32,20 @@ const SECRET_ASSIGNMENT = new RegExp(
   'gi',
 );
 
+/** Secrets this process was given (tokens, keys): replaced wherever they appear, whatever their shape. */
+const KNOWN_SECRETS = new Set<string>();
+const MIN_KNOWN_SECRET = 8; // shorter values would blank out ordinary words
+
+/** Adds values to the secrets that are replaced wherever they appear (see api/observability.ts). */
+export function addKnownSecrets(values: Iterable<string | undefined>): void {
+  for (const v of values) if (v && v.length >= MIN_KNOWN_SECRET) KNOWN_SECRETS.add(v);
+}
+
 /** A string with every secret-looking value replaced. */
 export function redactText(text: string): string {
-  const out = SECRET_VALUE.reduce((t, re) => t.replace(re, REDACTED), text);
+  let known = text;
+  for (const secret of KNOWN_SECRETS) if (known.includes(secret)) known = known.split(secret).join(REDACTED);
+  const out = SECRET_VALUE.reduce((t, re) => t.replace(re, REDACTED), known);
   return out.replace(SECRET_ASSIGNMENT, (_m, name: string, value: string) =>
     value === REDACTED
       ? name + value

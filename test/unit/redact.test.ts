@@ -1,7 +1,7 @@
 import { Writable } from 'stream';
 import pino from 'pino';
-import { createLogger } from '../../api/observability';
-import { isSecretKey, redact, REDACTED, redactText } from '../../domain/redact';
+import { configSecrets, createLogger } from '../../api/observability';
+import { addKnownSecrets, isSecretKey, redact, REDACTED, redactText } from '../../domain/redact';
 
 const TOKEN = 'fh_3Qm9v0bW8xZk1LrT5yHc2NdE7aPf4GsJ6uVoX';
 const KUBECONFIG = `apiVersion: v1
@@ -79,6 +79,35 @@ describe('redactText', () => {
       'the webhook secret is not set',
     ])
       expect(redactText(text)).toBe(text);
+  });
+
+  it('removes the password of a connection URI', () =>
+    expect(redactText('cannot reach mongodb://foghorn:hunter2pass@db:27017/foghorn')).toBe(
+      `cannot reach mongodb://foghorn:${REDACTED}@db:27017/foghorn`,
+    ));
+
+  it('removes the secrets this process was given, whatever their shape', () => {
+    const key = '9c1e7f3a2b8d4e6f';
+    expect(redactText(`Incorrect API key provided: ${key}.`)).toContain(key); // no pattern knows it
+    addKnownSecrets([key, 'short', undefined]);
+    expect(redactText(`Incorrect API key provided: ${key}.`)).toBe(`Incorrect API key provided: ${REDACTED}.`);
+    expect(redactText('a short word stays')).toBe('a short word stays');
+  });
+
+  it("configSecrets picks the configuration's tokens, secrets and keys", () => {
+    const config = {
+      FOGHORN_LOG_LEVEL: 'info',
+      FOGHORN_ADMIN_TOKEN: 'admin-token-value',
+      FOGHORN_WEBHOOK_SECRET: 'webhook-secret-value',
+      FOGHORN_WEBHOOK_CALLBACK_URL: 'http://127.0.0.1:9000/',
+      FOGHORN_LLM_API_KEY: 'llm-key-value',
+      FOGHORN_AUDIT_KEY: 'audit-key-value',
+      FOGHORN_AUDIT_RETIRED_KEYS: ['old-audit-key'],
+      FOGHORN_RATE_LIMIT: 600,
+    };
+    expect(configSecrets(config).sort()).toEqual(
+      ['admin-token-value', 'audit-key-value', 'llm-key-value', 'old-audit-key', 'webhook-secret-value'].sort(),
+    );
   });
 
   it('does not redact twice', () => expect(redactText(redactText(`Bearer ${TOKEN}`))).toBe(REDACTED));
