@@ -16,7 +16,9 @@ const auditCheckpointSchema = new Schema(
     /** `hmac-sha256:<hex>` over the fields above, with the audit key. */
     signature: { type: String, required: true },
   },
-  { versionKey: false },
+  // Created by connectMongo's createIndexes only: Mongoose's own createCollection racing it made
+  // the H2 backend of the MongoDB-wire server fail `foghorn dev` on a fresh data dir.
+  { versionKey: false, autoCreate: false },
 );
 
 export const AuditCheckpointModel = model('AuditCheckpoint', auditCheckpointSchema, 'audit_checkpoints');
