@@ -4,11 +4,12 @@ import { incidentStateSchema, namespaceSchema, resourceRefSchema, signalSchema }
 import { severitySchema } from '../../domain/runbook';
 import { listEnvelope, PAGE_SIZE, paginationQuery, timestampQuery } from '../../domain/schemas';
 import { appendAudit } from '../../store/audit';
-import { countTimeline, getTimeline, listIncidents } from '../../store/incidents';
+import { countTimeline, getTimeline, listIncidents, type IncidentRecord } from '../../store/incidents';
 import {
   acknowledgeIncident,
   findIncident,
   ingestSignal,
+  IngestUnavailableError,
   MANUAL_RESOLUTION,
   resolveIncident,
   snoozeDuration,
@@ -45,9 +46,8 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
         200: { description: 'joined the open incident for this resource (header Foghorn-Deduplicated: true)' },
       },
       handler: async ({ body, req }) => {
-        const { created, incident } = await ingestSignal(ops(), body);
-        if (created) {
-          await appendAudit({
+        const audit = (incident: IncidentRecord) =>
+          appendAudit({
             action: 'incident.create',
             ...auditSource(req),
             resource: incident.name,
@@ -55,7 +55,17 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
             namespace: incident.namespace,
             details: { resource: incident.resource, signalType: incident.signalType, severity: incident.severity },
           });
+        let ingested: Awaited<ReturnType<typeof ingestSignal>>;
+        try {
+          ingested = await ingestSignal(ops(), body);
+        } catch (err) {
+          // 503: the record was written but its workflow could not start. It was still created
+          // (the retry joins it), so the creation is audited now.
+          if (err instanceof IngestUnavailableError && err.created && err.incident) await audit(err.incident);
+          throw err;
         }
+        const { created, incident } = ingested;
+        if (created) await audit(incident);
         const detail = incidentDetail(incident, await countTimeline(incident.name));
         const headers: Record<string, string> = created
           ? { Location: `${basePath}/incidents/${incident.name}` }
