@@ -8,6 +8,7 @@ import { tmpdir } from 'os';
 import path from 'path';
 import { createAgentToolActivities } from '../../activities/agent-tools';
 import { DEFAULT_SHELL_DIR } from '../../activities/shell';
+import type { ToolCall } from '../../domain/agent-tools';
 import { preparePrivateDataDir } from '../../cli/dev';
 import { parseConfig } from '../../domain/config';
 import { GATEWAY_SECRET, useGateway } from '../harness/gateway';
@@ -186,9 +187,10 @@ describe('the agent shell is a sandbox (through the chat gateway)', () => {
           'foghorn worker: the agent shell (/sh) is off: the shell user no-such-shell-user (FOGHORN_AGENT_SHELL_USER) does not exist',
         ],
       ]);
+      const call: ToolCall = { tool: 'run_shell', args: { command: 'id' } };
       const result = await new MockActivityEnvironment().run(runAgentTool, {
         caller: { chatId: 'c-off', messageId: 'm-off' },
-        call: { tool: 'run_shell', args: { command: 'id' } },
+        call,
       });
       expect(result).toEqual({
         error: true,
