@@ -34,14 +34,6 @@ export async function markQueued(messageId: string): Promise<void> {
   await ChatMessage.updateOne({ messageId, status: 'accepted' }, { $set: { status: 'queued', queuedAt: new Date() } });
 }
 
-/** Messages accepted before `before` that never reached their chat workflow, oldest first. */
-export async function undispatchedMessages(before: Date, limit = 100): Promise<ChatMessageRecord[]> {
-  return ChatMessage.find({ status: 'accepted', acceptedAt: { $lt: before } })
-    .sort({ acceptedAt: 1 })
-    .limit(limit)
-    .lean<ChatMessageRecord[]>();
-}
-
 /**
  * One chat's messages not yet handed to its workflow, in acceptance order (`acceptedAt`, then
  * `_id`, which a process allocates in increasing order), accepted before `bound` (or at it, with
