@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { randomBytes } from 'crypto';
-import { mkdir, readFile, writeFile } from 'fs/promises';
+import { link, mkdir, readFile, unlink, writeFile } from 'fs/promises';
 import type { Server } from 'http';
 import path from 'path';
 import type { Logger } from 'pino';
@@ -86,11 +86,18 @@ export async function ensureAuditKey(
       );
     key = randomBytes(32).toString('base64url');
     await mkdir(dataDir, { recursive: true });
-    // 'wx': two processes starting at once must not each write their own key; the loser reads the winner's.
-    await writeFile(file, key + '\n', { mode: 0o600, flag: 'wx' }).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
+    // Written aside, then linked into place: link() is atomic and refuses an existing file, so two
+    // processes starting at once never each keep their own key, nor read a half-written one.
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    await writeFile(tmp, key + '\n', { mode: 0o600, flag: 'wx' });
+    try {
+      await link(tmp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       key = (await readFile(file, 'utf8')).trim();
-    });
+    } finally {
+      await unlink(tmp);
+    }
   }
   configureAuditKey(key, { retiredKeys });
   return { source: file };

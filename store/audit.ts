@@ -7,6 +7,7 @@ import {
   AuditChainVerifier,
   auditLinkValid,
   GENESIS_CHECKSUM,
+  KEYED_PREFIX,
   keyedAuditChecksum,
   signCheckpoint,
   type AuditCheckpoint,
@@ -139,7 +140,9 @@ export type ChainReport = ChainVerification;
 
 /** True when some record was written under an audit key (so a newly generated key would be wrong). */
 export async function hasKeyedAuditRecords(): Promise<boolean> {
-  return (await AuditRecordModel.exists({ checksum: { $regex: /^hmac-sha256:/ } })) !== null;
+  // A prefix as a range ('hmac-sha256:' ≤ c < 'hmac-sha256;'): the MongoDB-wire server mis-parses $regex here.
+  const prefix = { $gte: KEYED_PREFIX, $lt: KEYED_PREFIX.slice(0, -1) + ';' };
+  return (await AuditRecordModel.exists({ checksum: prefix })) !== null;
 }
 
 /** How many checkpoints verify compares (newest first); older ones add little. */

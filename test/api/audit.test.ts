@@ -1,10 +1,11 @@
 import { execFile } from 'child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'fs/promises';
 import mongoose from 'mongoose';
 import { tmpdir } from 'os';
 import path from 'path';
 import { promisify } from 'util';
 import { verifySchema } from '../../api/routes/audit';
+import { ensureAuditKey } from '../../cli/services';
 import {
   GENESIS_CHECKSUM,
   keyedAuditChecksum,
@@ -12,6 +13,7 @@ import {
   signCheckpoint,
   type AuditRecord,
 } from '../../domain/audit';
+import { parseConfig } from '../../domain/config';
 import { REDACTED } from '../../domain/redact';
 import {
   appendAudit,
@@ -421,6 +423,31 @@ describe('audit log', () => {
       const listed = await api.call('GET', '/audit');
       for (const secret of [secretToken, 'sk-live-123456', 'hush']) expect(listed.text).not.toContain(secret);
       expect(await verify()).toMatchObject({ intact: true });
+    });
+
+    it('generates one audit key under the data dir, mode 600, even for processes starting at once', async () => {
+      const dataDir = path.join(dir, 'data');
+      const config = parseConfig({ FOGHORN_DATA_DIR: dataDir });
+      const results = await Promise.all(Array.from({ length: 6 }, () => ensureAuditKey(config)));
+      const file = path.join(dataDir, 'audit-key');
+      expect(results.every((r) => r.source === file)).toBe(true);
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      expect((await readdir(dataDir)).sort()).toEqual(['audit-key']); // no temporary file left behind
+      const key = (await readFile(file, 'utf8')).trim();
+      expect(key.length).toBeGreaterThanOrEqual(32);
+      // The store now writes with that key: verifying under it alone finds an intact chain.
+      await appendSome(2);
+      configureAuditKey(key);
+      expect(await verify()).toMatchObject({ intact: true, keyedRecords: 2 });
+
+      // A process that finds keyed records but no key must not invent one.
+      const elsewhere = parseConfig({ FOGHORN_DATA_DIR: path.join(dir, 'other') });
+      await expect(ensureAuditKey(elsewhere)).rejects.toThrow(/FOGHORN_AUDIT_KEY/);
+      await expect(stat(path.join(dir, 'other', 'audit-key'))).rejects.toThrow();
+      // An explicit key wins over the file, and is never written anywhere.
+      expect(await ensureAuditKey(parseConfig({ FOGHORN_AUDIT_KEY: TEST_AUDIT_KEY }))).toEqual({
+        source: 'FOGHORN_AUDIT_KEY',
+      });
     });
 
     it('documents the verification fields in the OpenAPI document', async () => {
