@@ -1,6 +1,7 @@
 import {
   ServiceError,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Client,
 } from '@temporalio/client';
@@ -70,6 +71,8 @@ const INGEST_PASSES = 3;
  * Opens an incident (starting its workflow) or joins the open one (signalling it). Never a 500
  * for states a crash or an outage leaves behind:
  * - Temporal unreachable → IngestUnavailableError (503); a record already written stays.
+ * - the dedup entry names a resolved incident: a workflow still winding down gets the signal
+ *   (recorded as arrived after resolution); none is ever started for it.
  * - the dedup entry names an incident whose workflow has closed: when that incident is resolved
  *   (its record says so, or its workflow completed, which only a resolve leads to) the entry is
  *   stale — it is cleared, conditionally, and the signal opens a new incident; when the workflow
@@ -105,6 +108,25 @@ export async function ingestSignal(
         throw err;
       }
       return opened;
+    }
+    if (incident.state === 'Resolved') {
+      // Never start a workflow for a resolved incident. Still winding down: the signal is
+      // recorded as arrived after resolution. Closed (or gone): the entry is stale.
+      try {
+        await ops.client.workflow.getHandle(incident.name).signal(correlateSignal, correlated(signal));
+        return opened;
+      } catch (err) {
+        if (temporalDown(err))
+          throw new IngestUnavailableError(
+            `the signal for incident ${incident.name} could not be delivered (Temporal is unreachable); retry`,
+            incident,
+          );
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+      await clearDedupEntry(incident);
+      if (pass >= INGEST_PASSES)
+        throw new IngestUnavailableError(`the open incident of this resource changed while the signal was ingested`);
+      continue;
     }
     try {
       // With-start: the creator may not have started the workflow yet.
@@ -150,9 +172,15 @@ async function closedIncidentWorkflow(
   signal: Signal,
 ): Promise<IncidentRecord | undefined> {
   const fresh = await getIncident(incident.name);
-  const { status } = await ops.client.workflow.getHandle(incident.name).describe();
-  if (status.name === 'RUNNING') return undefined; // a new run appeared meanwhile: ingest again
-  if (!fresh || fresh.state === 'Resolved' || status.name === 'COMPLETED') {
+  let status: string;
+  try {
+    status = (await ops.client.workflow.getHandle(incident.name).describe()).status.name;
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    return undefined; // gone from Temporal's retention meanwhile: ingest again
+  }
+  if (status === 'RUNNING') return undefined; // a new run appeared meanwhile: ingest again
+  if (!fresh || fresh.state === 'Resolved' || status === 'COMPLETED') {
     // Resolved (a crash between the resolve and clearing the entry, or a record the crash left
     // stale): the entry is stale and the next signal opens a new incident, as after any resolve.
     await clearDedupEntry(incident);
