@@ -27,6 +27,6 @@ describe('workflow harness', () => {
       resource: 'harness-check',
       sourceIP: 'internal',
     });
-    expect(stored!.checksum).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(stored!.checksum).toMatch(/^hmac-sha256:[0-9a-f]{64}$/); // keyed chain (docs/audit.md)
   });
 });
