@@ -273,7 +273,12 @@ const alreadyResolved = (i: IncidentRecord) =>
  * Runs an update and maps the validators' refusals to API errors. A Resolved incident is
  * answered from the store: its workflow may already have finished.
  */
-async function update<T>(incident: IncidentRecord, run: () => Promise<T>): Promise<T> {
+async function update<T>(
+  ops: IncidentOps,
+  incident: IncidentRecord,
+  run: () => Promise<T>,
+  restarted = false,
+): Promise<T> {
   if (incident.state === 'Resolved') throw alreadyResolved(incident);
   try {
     return await run();
@@ -285,7 +290,34 @@ async function update<T>(incident: IncidentRecord, run: () => Promise<T>): Promi
     }
     const fresh = await getIncident(incident.name); // the workflow finished between our read and the update
     if (fresh?.state === 'Resolved') throw alreadyResolved(fresh);
-    throw err;
+    if (!(err instanceof WorkflowNotFoundError) || !fresh) throw err;
+    // Open, but its workflow is closed: it died unresolved (terminated, failed). A new run
+    // carrying the record's state takes the update, as the reconciler would have restarted it.
+    if (!restarted && (await restartClosedWorkflow(ops, fresh))) return update(ops, fresh, run, true);
+    throw new ApiError(
+      503,
+      'Service unavailable',
+      `the workflow of incident ${fresh.name} is not running; the reconciler repairs it, retry`,
+      { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    );
+  }
+}
+
+/**
+ * A new run for an open incident whose workflow closed unresolved (failed, terminated, timed
+ * out), carrying its record's state. True when a run is open now; false when the closed run
+ * completed (only a resolve completes one: the record is stale, the reconciler's to repair).
+ */
+async function restartClosedWorkflow(ops: IncidentOps, incident: IncidentRecord): Promise<boolean> {
+  try {
+    await ops.client.workflow.start(incidentWorkflow, {
+      ...workflowOptions(ops, incident),
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+    });
+    return true;
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return (await ops.client.workflow.getHandle(incident.name).describe()).status.name === 'RUNNING';
   }
 }
 
@@ -301,7 +333,7 @@ export async function acknowledgeIncident(
       `acknowledged by ${incident.acknowledgedBy} at ${incident.acknowledgedAt?.toISOString()}`,
     );
   }
-  await update(incident, () =>
+  await update(ops, incident, () =>
     ops.client.workflow.getHandle(incident.name).executeUpdate(acknowledgeUpdate, { args: [request] }),
   );
   return (await getIncident(incident.name))!;
@@ -329,7 +361,7 @@ export async function snoozeIncident(
   incident: IncidentRecord,
   request: SnoozeRequest,
 ): Promise<IncidentRecord> {
-  await update(incident, () =>
+  await update(ops, incident, () =>
     ops.client.workflow.getHandle(incident.name).executeUpdate(snoozeUpdate, { args: [request] }),
   );
   return (await getIncident(incident.name))!;
@@ -341,7 +373,7 @@ export async function resolveIncident(
   incident: IncidentRecord,
   request: ResolveRequest,
 ): Promise<{ resolved: boolean; incident: IncidentRecord }> {
-  const resolved = await update(incident, () =>
+  const resolved = await update(ops, incident, () =>
     ops.client.workflow.getHandle(incident.name).executeUpdate(resolveUpdate, { args: [request] }),
   );
   return { resolved, incident: (await getIncident(incident.name))! };

@@ -162,6 +162,38 @@ describe('ingestion recovers from stale dedup entries and Temporal outages', () 
     expect(await untilClosed(name)).toBe('COMPLETED');
   });
 
+  it('an incident whose workflow was terminated unresolved: acknowledge restarts it, resolve works', async () => {
+    const opened = await send('terminated-ack', 'terminated-ack-1');
+    const name = opened.body.items[0].incident as string;
+    await untilState(name, 'Escalated');
+    await s.client.workflow.getHandle(name).terminate('operator cleanup gone wrong');
+    expect(await untilClosed(name)).toBe('TERMINATED');
+
+    const ack = await s.call('POST', `/incidents/${name}/acknowledge`, {
+      token: s.tokens.operator,
+      body: { acknowledgedBy: 'alice' },
+    });
+    expect(ack.status).toBe(200);
+    expect(ack.body.status).toMatchObject({ state: 'Escalated', acknowledged: true, acknowledgedBy: 'alice' });
+    expect((await s.client.workflow.getHandle(name).describe()).status.name).toBe('RUNNING');
+    const resolved = await s.call('POST', `/incidents/${name}/resolve?namespace=shop`, {
+      token: s.tokens.operator,
+      body: {},
+    });
+    expect(resolved.status).toBe(200);
+    expect(await untilClosed(name)).toBe('COMPLETED');
+    expect(await types(name)).toEqual([
+      'Detection',
+      'Analysis',
+      'Analysis',
+      'RunbookMatch',
+      'Escalation',
+      'Acknowledged',
+      'Resolved',
+      'PostMortemGenerated',
+    ]);
+  });
+
   it('a dedup entry whose record never came: 503 while young, a new incident once it is an orphan', async () => {
     const key = keyOf('orphan');
     await dedup().insertOne({ _id: key, incident: 'INC-20261121-900', createdAt: new Date() });
