@@ -1,5 +1,6 @@
 import { analyzeWithRules, RULES_PROVIDER, type AnalysisContext, type Insight } from '../domain/analyzer';
 import type { IncidentState, Severity, SignalType, TimelineEvent } from '../domain/incident';
+import { redactText } from '../domain/redact';
 import { riskScore, severityFromRisk } from '../domain/risk';
 import { categoryForSignal } from '../domain/runbook';
 import { matchRunbooks } from '../domain/runbook-match';
@@ -94,7 +95,9 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       } catch (err) {
         // Cancelled (worker shutting down, attempt timed out): let Temporal retry, don't fall back.
         if (signal.aborted) throw err;
-        fallbackReason = budget.aborted ? `no answer within ${LLM_BUDGET_MS / 1000} s` : (err as Error).message;
+        fallbackReason = budget.aborted
+          ? `no answer within ${LLM_BUDGET_MS / 1000} s`
+          : redactText((err as Error).message); // the model's error may echo the key
         insight = analyzeWithRules(ctx);
         used = RULES_PROVIDER;
       }

@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { handOverLateMessages } from '../operations/chat-dispatch';
+import { handOverLateMessages, LateHandOverError } from '../operations/chat-dispatch';
 import {
   reconcileDedupEntries,
   reconcileIncidentRecords,
@@ -48,15 +48,26 @@ export function createReconcileActivities(deps: ReconcileActivityDeps) {
 
     async reconcileChats(): Promise<number> {
       const activity = Context.current();
-      const handedOver = await handOverLateMessages(
-        deps,
-        new Date(Date.now() - CHAT_GRACE_MS),
-        () => activity.cancellationSignal.aborted,
-      );
-      if (handedOver > 0)
-        activity.log.warn('reconciler repaired', { kind: 'chat-message-handed-over', count: handedOver });
-      await countRepairs({ 'chat-message-handed-over': handedOver });
-      return handedOver;
+      const count = async (handedOver: number) => {
+        if (handedOver > 0)
+          activity.log.warn('reconciler repaired', { kind: 'chat-message-handed-over', count: handedOver });
+        await countRepairs({ 'chat-message-handed-over': handedOver });
+        return handedOver;
+      };
+      try {
+        return await count(
+          await handOverLateMessages(
+            deps,
+            new Date(Date.now() - CHAT_GRACE_MS),
+            () => activity.cancellationSignal.aborted,
+          ),
+        );
+      } catch (err) {
+        // Some chats could not be handed over (Temporal or MongoDB trouble): count the others,
+        // then fail so the activity is retried.
+        if (err instanceof LateHandOverError) await count(err.handedOver);
+        throw err;
+      }
     },
 
     /** A signed checkpoint of the audit head at least every run (truncation detection). */

@@ -6,6 +6,7 @@ import { disconnectMongo } from '../store/connection';
 import { startGateway } from '../gateway/gateway';
 import { startEmbeddedMongo } from './embedded/mongo';
 import type { ServerProcess } from './embedded/process';
+import { supervise } from './embedded/supervise';
 import { startEmbeddedTemporal } from './embedded/temporal';
 import {
   closeServer,
@@ -50,22 +51,28 @@ export async function dev(config: Config): Promise<void> {
   try {
     let mongoUri = config.MONGODB_URI;
     if (!mongoUri) {
-      const mongo = await startEmbeddedMongo({
-        port: config.FOGHORN_MONGO_PORT,
-        h2File: path.join(dataDir, 'mongo.h2'),
-      });
+      const mongo = await supervise(
+        'MongoDB-wire server',
+        () => startEmbeddedMongo({ port: config.FOGHORN_MONGO_PORT, h2File: path.join(dataDir, 'mongo.h2') }),
+        logger,
+      );
       children.push(mongo);
       mongoUri = mongo.uri;
     }
     let temporalAddress = config.TEMPORAL_ADDRESS;
     let temporalUi: string | undefined;
     if (!temporalAddress) {
-      const temporal = await startEmbeddedTemporal({
-        port: config.FOGHORN_TEMPORAL_PORT,
-        uiPort: config.FOGHORN_TEMPORAL_UI_PORT,
-        dbFile: path.join(dataDir, 'temporal.db'),
-        namespace: config.TEMPORAL_NAMESPACE,
-      });
+      const temporal = await supervise(
+        'Temporal dev server',
+        () =>
+          startEmbeddedTemporal({
+            port: config.FOGHORN_TEMPORAL_PORT,
+            uiPort: config.FOGHORN_TEMPORAL_UI_PORT,
+            dbFile: path.join(dataDir, 'temporal.db'),
+            namespace: config.TEMPORAL_NAMESPACE,
+          }),
+        logger,
+      );
       children.push(temporal);
       temporalAddress = temporal.address;
       temporalUi = temporal.uiUrl;

@@ -10,6 +10,7 @@ import { configSecrets, createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
 import { connectMongo, disconnectMongo } from '../store/connection';
 import {
+  claimAuditChain,
   configureAuditCheckpointFile,
   configureAuditKey,
   hasKeyedAuditRecords,
@@ -17,6 +18,7 @@ import {
 } from '../store/audit';
 import { seedBuiltinRunbooks } from '../store/runbooks';
 import { generateToken, seedAdminToken } from '../store/tokens';
+import { ensureReconcilerSchedule } from '../operations/reconciler-schedule';
 import { createWorker, installRuntime } from '../worker/worker';
 
 /** Defaults when no embedded server runs and nothing is configured: a local install. */
@@ -62,7 +64,8 @@ export async function ensureAdminToken(config: Config): Promise<{ token: string;
 /**
  * The audit key (docs/audit.md), handed to the store: FOGHORN_AUDIT_KEY (or _FILE) when set,
  * else the one kept in the data directory, else a new one written there (mode 600) — unless the
- * chain already holds keyed records, which a new key could never verify: then stop, loudly.
+ * chain already holds keyed records, which a new key could never verify: then stop, loudly. Also
+ * stops when the chain was started with another key (store/audit.ts claimAuditChain).
  * Long-running processes also mirror the newest checkpoint to <data dir>/audit-checkpoint.json.
  * Call after the store is connected.
  */
@@ -75,6 +78,7 @@ export async function ensureAuditKey(
   const retiredKeys = config.FOGHORN_AUDIT_RETIRED_KEYS ?? [];
   if (config.FOGHORN_AUDIT_KEY) {
     configureAuditKey(config.FOGHORN_AUDIT_KEY, { retiredKeys });
+    await claimAuditChain();
     return { source: 'FOGHORN_AUDIT_KEY' };
   }
   const file = path.join(dataDir, 'audit-key');
@@ -100,6 +104,7 @@ export async function ensureAuditKey(
     }
   }
   configureAuditKey(key, { retiredKeys });
+  await claimAuditChain();
   return { source: file };
 }
 
@@ -151,6 +156,8 @@ export async function startWorker(config: Config, address: string): Promise<{ wo
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.FOGHORN_TASK_QUEUE,
   });
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  await ensureReconcilerSchedule(client, config.FOGHORN_TASK_QUEUE, config.FOGHORN_RECONCILE_INTERVAL);
   const done = worker.run().finally(() => connection.close());
   return { worker, done };
 }

@@ -99,6 +99,16 @@ export const configSchema = z.object({
   FOGHORN_AGENT_SHELL: z.enum(['on', 'off'], { message: 'must be on or off' }).default('on'),
   FOGHORN_AGENT_SHELL_TIMEOUT: goDuration.default('30s'),
   FOGHORN_AGENT_SHELL_DIR: z.string().min(1).optional(),
+  // The reconciler (operations/reconcile.ts): how often it runs, and how long a state must be
+  // still before it counts as stuck rather than in progress.
+  FOGHORN_RECONCILE_INTERVAL: goDuration.default('1m'),
+  FOGHORN_RECONCILE_GRACE: goDuration.default('30s'),
+  // The sandbox (activities/shell.ts): the unprivileged user commands run as, and their network.
+  FOGHORN_AGENT_SHELL_USER: z
+    .string()
+    .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'must be a user name or uid such as nobody')
+    .default('nobody'),
+  FOGHORN_AGENT_SHELL_NETWORK: z.enum(['none', 'host'], { message: 'must be none or host' }).default('none'),
   FOGHORN_STT: z.enum(['openai', 'pocketsphinx'], { message: 'must be openai or pocketsphinx' }).optional(),
   FOGHORN_STT_BASE_URL: z.string().url('must be a URL such as http://localhost:8000/v1').optional(),
   FOGHORN_STT_API_KEY: z.string().optional(),
@@ -112,12 +122,6 @@ export const configSchema = z.object({
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must be a URL such as mongodb://host:27017/foghorn')
     .optional(),
-  // The sandbox (activities/shell.ts): the unprivileged user commands run as, and their network.
-  FOGHORN_AGENT_SHELL_USER: z
-    .string()
-    .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'must be a user name or uid such as nobody')
-    .default('nobody'),
-  FOGHORN_AGENT_SHELL_NETWORK: z.enum(['none', 'host'], { message: 'must be none or host' }).default('none'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,13 +1,12 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { resourceKey, type Severity } from '../domain/incident';
-import { getIncident, type IncidentRecord } from '../store/incidents';
+import { clearDedupEntry, getIncident, type IncidentRecord } from '../store/incidents';
 import {
   existingIncidents,
   insertIncidentIfAbsent,
   oldDedupEntries,
   quietOpenIncidents,
-  removeDedupEntry,
   updateIfState,
 } from '../store/reconcile';
 import { incidentWorkflow } from '../workflows/incident';
@@ -96,7 +95,7 @@ export async function reconcileIncidentRecords(o: ReconcileOptions): Promise<Rep
           resolvedAt,
         })
       ) {
-        await removeDedupEntry(record.resourceKey, record.name);
+        await clearDedupEntry(record);
         repairs.push({
           kind: 'incident-record-resolved',
           subject: record.name,
@@ -146,7 +145,7 @@ export async function reconcileDedupEntries(o: ReconcileOptions): Promise<Repair
     // The record may have appeared since the listing (a slow ingest): look once more.
     const record = await getIncident(entry.incident);
     if (record && record.state !== 'Resolved') continue;
-    if (await removeDedupEntry(entry.key, entry.incident))
+    if (await clearDedupEntry({ name: entry.incident, resourceKey: entry.key }))
       repairs.push({
         kind: 'dedup-entry-removed',
         subject: entry.key,

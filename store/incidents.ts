@@ -157,8 +157,10 @@ export async function openOrJoin(
       annotations: {},
       postmortem: '',
     };
-    await IncidentModel.create(incident);
+    // The event first: a crash between the two leaves an unseen event, never a visible incident
+    // whose timeline lacks its Detection.
     await appendTimeline(name, [{ key: `${name}/detection`, event: detectionEvent(signal, severity, at) }]);
+    await IncidentModel.create(incident);
     return { created: true, incident };
   }
   throw new IncidentPendingError(key, pending);

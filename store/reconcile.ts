@@ -33,11 +33,6 @@ export async function oldDedupEntries(
   return entries.map((e) => ({ key: e._id, incident: e.incident, state: state.get(e.incident) }));
 }
 
-/** Deletes a dedup entry only while it still points at `incident`. */
-export async function removeDedupEntry(key: string, incident: string): Promise<boolean> {
-  return (await DedupEntryModel.deleteOne({ _id: key, incident })).deletedCount === 1;
-}
-
 /** Which of `names` have an incident record. */
 export async function existingIncidents(names: string[]): Promise<Set<string>> {
   const found = await IncidentModel.find({ name: { $in: names } }, { _id: 0, name: 1 }).lean<{ name: string }[]>();

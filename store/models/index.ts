@@ -9,3 +9,4 @@ export * from './insight';
 export * from './postmortem';
 export * from './chat-message';
 export * from './callback-delivery';
+export * from './reconciler-stat';

@@ -1,0 +1,453 @@
+import { Client, Connection } from '@temporalio/client';
+import { execFileSync } from 'child_process';
+import path from 'path';
+import { startEmbeddedMongo } from '../../cli/embedded/mongo';
+import type { ServerProcess } from '../../cli/embedded/process';
+import { startEmbeddedTemporal } from '../../cli/embedded/temporal';
+import { liveStateQuery } from '../../workflows/incident-messages';
+import { INCIDENT_STATE, RESOURCE } from '../../workflows/search-attributes';
+import { useCallbackReceiver } from './callback-receiver';
+import { devEnv } from './dev-process';
+import { freePort } from './ports';
+import { alive, spawnCli, until, waitListening, waitPolling, type CliProcess } from './processes';
+
+/**
+ * Crash testing of the whole product (issue 8): alerts and chat messages stream in while one
+ * part of the stack is killed with -9 at random moments and comes back; afterwards every
+ * acknowledged alert and every accepted chat message is accounted for. Shared by
+ * test/e2e/crash.test.ts (a few kills) and bench/chaos.ts (many, with figures).
+ *
+ * What gets killed:
+ * - `dev`: the whole `foghorn dev` (its embedded servers die with it), restarted on the same data;
+ * - `mongo` / `temporal`: only that embedded server of a running `foghorn dev`, which restarts it;
+ * - `worker`: `foghorn api`, `foghorn worker` and `foghorn gateway start` as separate processes
+ *   over embedded servers of their own; only the worker is killed and started again.
+ */
+export type ChaosTarget = 'dev' | 'mongo' | 'temporal' | 'worker';
+
+export interface ChaosOptions {
+  target: ChaosTarget;
+  dataDir: string;
+  kills: number;
+  /** Concurrent alert senders and chats. */
+  senders?: number;
+  chats?: number;
+  resources?: number;
+  /** Random pause between kills (after the stack is back). */
+  minGapMs?: number;
+  maxGapMs?: number;
+  /** How long the stack may take to settle after the last kill. */
+  settleMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosReport {
+  target: ChaosTarget;
+  kills: number;
+  alertsSent: number;
+  alertsAcknowledged: number;
+  incidents: number;
+  /** Acknowledged alerts not on their incident's timeline exactly once. */
+  alertsLost: number;
+  alertsDuplicated: number;
+  /** Names acknowledged for two resources, or whose workflow carries another resource. */
+  namesReused: number;
+  /** Incidents whose API state, Temporal search attribute and workflow state disagree. */
+  inconsistent: number;
+  /** Incidents without Detection, Analysis, RunbookMatch or Escalation on the timeline. */
+  incompleteTimelines: number;
+  unknownToTemporal: number;
+  chatMessagesAccepted: number;
+  chatMessagesAnswered: number;
+  /** Accepted messages with no final reply, or more than one. */
+  chatMessagesUnanswered: number;
+  chatMessagesAnsweredTwice: number;
+  settleSeconds: number;
+  problems: string[];
+}
+
+const SECRET = 'chaos-webhook-secret-0123456789abcdef';
+const NAMESPACE = 'chaos';
+const TASK_QUEUE = 'foghorn';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const random = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
+
+interface Stack {
+  api: string;
+  webhook: string;
+  temporalAddress: string;
+  token: string;
+  /** kill -9 of the target, then back to serving (the API answers /readyz). */
+  crash(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Children of `pid` whose command line matches. */
+function childrenMatching(pid: number, pattern: RegExp): number[] {
+  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' });
+  return out
+    .trim()
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line)!)
+    .filter((m) => Number(m[2]) === pid && pattern.test(m[3]))
+    .map((m) => Number(m[1]));
+}
+
+async function waitReady(api: string, proc: CliProcess, timeoutMs = 180_000): Promise<void> {
+  await until(
+    `${api} ready`,
+    () =>
+      fetch(new URL('/readyz', api)).then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+    timeoutMs,
+    proc.output,
+  );
+}
+
+/** `foghorn dev` with the gateway on; restarted on the same data directory and ports. */
+async function devStack(dataDir: string, extraEnv: NodeJS.ProcessEnv, target: ChaosTarget) {
+  const env: NodeJS.ProcessEnv = {
+    ...(await devEnv(dataDir)),
+    ...extraEnv,
+    FOGHORN_ADMIN_TOKEN: 'fh_chaos-admin-token-0123456789abcdefghijklmnop',
+    FOGHORN_WEBHOOK_ADDR: `127.0.0.1:${await freePort()}`,
+  };
+  const api = `http://${env.FOGHORN_API_ADDR}/api/v1`;
+  const start = async () => {
+    // A port of the previous run may still be closing: try again until it binds.
+    for (let attempt = 1; ; attempt++) {
+      const proc = spawnCli(['dev'], env);
+      try {
+        await waitReady(api, proc, 120_000);
+        return proc;
+      } catch (err) {
+        await proc.crash();
+        if (attempt >= 3) throw err;
+      }
+    }
+  };
+  let dev = await start();
+  return {
+    api,
+    webhook: `http://${env.FOGHORN_WEBHOOK_ADDR}/inbound`,
+    temporalAddress: `127.0.0.1:${env.FOGHORN_TEMPORAL_PORT}`,
+    token: env.FOGHORN_ADMIN_TOKEN!,
+    crash: async () => {
+      if (target === 'dev') {
+        const group = dev.pid;
+        process.kill(dev.pid, 'SIGKILL'); // only foghorn dev itself: its servers must not outlive it
+        await dev.exited;
+        await until('the embedded servers to die with foghorn dev', () => !alive(-group), 30_000);
+        dev = await start();
+        return;
+      }
+      const pattern = target === 'mongo' ? /MongoLauncher/ : /temporal.*start-dev/;
+      const [pid] = childrenMatching(dev.pid, pattern);
+      if (!pid) throw new Error(`no ${target} process under foghorn dev ${dev.pid}:\n${dev.output().slice(-2000)}`);
+      process.kill(pid, 'SIGKILL');
+      await until(`${target} ${pid} gone`, () => !alive(pid), 10_000);
+      await until(
+        `${target} restarted by foghorn dev`,
+        () => childrenMatching(dev.pid, pattern).length > 0,
+        60_000,
+        dev.output,
+      );
+      await waitReady(api, dev);
+    },
+    stop: () => dev.stop(),
+  } satisfies Stack;
+}
+
+/** `foghorn api`, `worker` and `gateway start` as separate processes; only the worker is killed. */
+async function splitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv) {
+  const servers: ServerProcess[] = [];
+  const mongo = await startEmbeddedMongo({ port: await freePort(), h2File: path.join(dataDir, 'mongo.h2') });
+  servers.push(mongo);
+  const temporal = await startEmbeddedTemporal({ port: await freePort(), dbFile: path.join(dataDir, 'temporal.db') });
+  servers.push(temporal);
+  const env: NodeJS.ProcessEnv = {
+    ...extraEnv,
+    FOGHORN_DATA_DIR: dataDir,
+    MONGODB_URI: mongo.uri,
+    TEMPORAL_ADDRESS: temporal.address,
+    FOGHORN_API_ADDR: `127.0.0.1:${await freePort()}`,
+    FOGHORN_WEBHOOK_ADDR: `127.0.0.1:${await freePort()}`,
+    FOGHORN_ADMIN_TOKEN: 'fh_chaos-admin-token-0123456789abcdefghijklmnop',
+    FOGHORN_LOG_LEVEL: 'warn',
+  };
+  const api = `http://${env.FOGHORN_API_ADDR}/api/v1`;
+  const webhook = `http://${env.FOGHORN_WEBHOOK_ADDR}/inbound`;
+  let worker = spawnCli(['worker'], env);
+  await waitPolling(temporal.address, TASK_QUEUE, worker);
+  const apiProc = spawnCli(['api'], env);
+  await waitReady(api, apiProc);
+  const gateway = spawnCli(['gateway', 'start'], env);
+  await waitListening(webhook, gateway);
+  return {
+    api,
+    webhook,
+    temporalAddress: temporal.address,
+    token: env.FOGHORN_ADMIN_TOKEN!,
+    crash: async () => {
+      await worker.crash();
+      worker = spawnCli(['worker'], env);
+      await waitPolling(temporal.address, TASK_QUEUE, worker);
+    },
+    stop: async () => {
+      await Promise.all([gateway.stop(), apiProc.stop(), worker.stop()]);
+      for (const s of servers.reverse()) await s.stop();
+    },
+  } satisfies Stack;
+}
+
+function alert(resource: string, id: string) {
+  return {
+    version: '4',
+    groupKey: 'chaos',
+    status: 'firing',
+    receiver: 'foghorn',
+    groupLabels: {},
+    commonLabels: {},
+    commonAnnotations: {},
+    externalURL: 'http://am',
+    alerts: [
+      {
+        status: 'firing',
+        labels: { alertname: 'KubePodCrashLooping', severity: 'high', namespace: NAMESPACE, deployment: resource },
+        annotations: { summary: `crash looping [${id}]` },
+        startsAt: new Date().toISOString(),
+        endsAt: '0001-01-01T00:00:00Z',
+        generatorURL: '',
+        fingerprint: id,
+      },
+    ],
+  };
+}
+
+/** Runs the load and the kills, waits for the stack to settle, and accounts for everything. */
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const log = opts.log ?? (() => undefined);
+  const receiver = await useCallbackReceiver(SECRET);
+  const env: NodeJS.ProcessEnv = {
+    FOGHORN_WEBHOOK_SECRET: SECRET,
+    FOGHORN_WEBHOOK_CALLBACK_URL: receiver.url,
+    FOGHORN_WEBHOOK_HOME_CHANNEL: '',
+    FOGHORN_LLM_BASE_URL: '',
+    FOGHORN_STT: '',
+    FOGHORN_RATE_LIMIT: '1000000',
+    FOGHORN_RECONCILE_INTERVAL: '5s',
+    FOGHORN_RECONCILE_GRACE: '5s',
+  };
+  const stack: Stack =
+    opts.target === 'worker' ? await splitStack(opts.dataDir, env) : await devStack(opts.dataDir, env, opts.target);
+  const headers = { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' };
+  const acked: { id: string; resource: string; incident: string; outcome: string }[] = [];
+  const accepted: string[] = [];
+  let sent = 0;
+  let running = true;
+  let seq = 0;
+  const started = Date.now();
+
+  const alertLoop = async () => {
+    while (running) {
+      const id = `a${++seq}`;
+      const resource = `svc-${random(1, opts.resources ?? 6)}`;
+      sent++;
+      try {
+        const res = await fetch(`${stack.api}/alerts/alertmanager`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(alert(resource, id)),
+          signal: AbortSignal.timeout(20_000),
+        });
+        const body = (await res.json()) as { items?: { outcome: string; incident?: string }[] };
+        const item = body.items?.[0];
+        if (res.status === 202 && item?.incident && (item.outcome === 'opened' || item.outcome === 'correlated'))
+          acked.push({ id, resource, incident: item.incident, outcome: item.outcome });
+      } catch {
+        // not acknowledged: the sender moves on (a retry would be a new alert here)
+      }
+      await sleep(random(50, 250));
+    }
+  };
+  const chatLoop = async (chat: number) => {
+    while (running) {
+      try {
+        const res = await fetch(stack.webhook, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-foghorn-secret': SECRET },
+          body: JSON.stringify({ chat_id: `chaos-${chat}`, user_id: 'sre', text: '/help' }),
+          signal: AbortSignal.timeout(20_000),
+        });
+        if (res.status === 202) accepted.push(((await res.json()) as { message_id: string }).message_id);
+      } catch {
+        // not accepted
+      }
+      await sleep(random(300, 1200));
+    }
+  };
+
+  const load = [
+    ...Array.from({ length: opts.senders ?? 4 }, alertLoop),
+    ...Array.from({ length: opts.chats ?? 2 }, (_, i) => chatLoop(i)),
+  ];
+  try {
+    for (let k = 1; k <= opts.kills; k++) {
+      await sleep(random(opts.minGapMs ?? 2_000, opts.maxGapMs ?? 6_000));
+      const t = Date.now();
+      await stack.crash();
+      log(`kill ${k}/${opts.kills} of ${opts.target}: back in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    }
+    await sleep(2_000);
+  } finally {
+    running = false;
+    await Promise.all(load);
+  }
+
+  const settleStart = Date.now();
+  let report: ChaosReport;
+  try {
+    for (;;) {
+      report = await account(stack, headers, acked, accepted, receiver, opts.target, opts.kills, sent);
+      report.settleSeconds = Math.round((Date.now() - settleStart) / 1000);
+      const bad =
+        report.alertsLost +
+        report.alertsDuplicated +
+        report.namesReused +
+        report.inconsistent +
+        report.incompleteTimelines +
+        report.unknownToTemporal +
+        report.chatMessagesUnanswered +
+        report.chatMessagesAnsweredTwice;
+      if (bad === 0 || Date.now() - settleStart > (opts.settleMs ?? 180_000)) break;
+      await sleep(3_000);
+    }
+  } finally {
+    await stack.stop();
+    await receiver.stop();
+  }
+  log(`ran ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  return report!;
+}
+
+async function account(
+  stack: Stack,
+  headers: Record<string, string>,
+  acked: { id: string; resource: string; incident: string; outcome: string }[],
+  accepted: string[],
+  receiver: Awaited<ReturnType<typeof useCallbackReceiver>>,
+  target: ChaosTarget,
+  kills: number,
+  sent: number,
+): Promise<ChaosReport> {
+  const problems: string[] = [];
+  const get = async (p: string) => {
+    const res = await fetch(stack.api + p, { headers });
+    return { status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  const byIncident = new Map<string, typeof acked>();
+  for (const a of acked) byIncident.set(a.incident, [...(byIncident.get(a.incident) ?? []), a]);
+
+  let namesReused = 0;
+  let alertsLost = 0;
+  let alertsDuplicated = 0;
+  let inconsistent = 0;
+  let incompleteTimelines = 0;
+  let unknownToTemporal = 0;
+  const temporal = new Client({ connection: await Connection.connect({ address: stack.temporalAddress }) });
+  try {
+    for (const [name, alerts] of byIncident) {
+      const resources = new Set(alerts.map((a) => a.resource));
+      if (resources.size > 1) {
+        namesReused++;
+        problems.push(`${name} acknowledged for ${[...resources].join(', ')}`);
+      }
+      const detail = await get(`/incidents/${name}`);
+      if (detail.status !== 200) {
+        alertsLost += alerts.length;
+        problems.push(`${name}: GET answered ${detail.status}`);
+        continue;
+      }
+      const timeline = await get(`/incidents/${name}/timeline`);
+      const messages: { type: string; message: string }[] = timeline.body.events ?? [];
+      for (const a of alerts) {
+        const n = messages.filter(
+          (e) => (e.type === 'Detection' || e.type === 'SignalCorrelated') && e.message.includes(`[${a.id}]`),
+        ).length;
+        if (n === 0) alertsLost++;
+        if (n > 1) alertsDuplicated++;
+        if (n !== 1) problems.push(`${name}: alert ${a.id} (${a.outcome}) on the timeline ${n} times`);
+      }
+      if (detail.body.spec.resource !== `Deployment/${alerts[0].resource}`) {
+        namesReused++;
+        problems.push(`${name} is ${detail.body.spec.resource}, acknowledged for ${alerts[0].resource}`);
+      }
+      const types = new Set(messages.map((e) => e.type));
+      const missing = ['Detection', 'Analysis', 'RunbookMatch', 'Escalation'].filter((t) => !types.has(t));
+      if (missing.length) {
+        incompleteTimelines++;
+        problems.push(`${name}: timeline lacks ${missing.join(', ')}`);
+      }
+      const apiState = detail.body.status.state as string;
+      try {
+        const handle = temporal.workflow.getHandle(name);
+        const described = await handle.describe();
+        const attributeState = described.typedSearchAttributes.get(INCIDENT_STATE);
+        const attributeResource = described.typedSearchAttributes.get(RESOURCE);
+        const live = await handle.query(liveStateQuery);
+        if (attributeResource !== detail.body.spec.resource) {
+          namesReused++;
+          problems.push(`${name}: workflow carries ${attributeResource}, record ${detail.body.spec.resource}`);
+        }
+        if (apiState !== 'Escalated' || attributeState !== apiState || live.state !== apiState) {
+          inconsistent++;
+          problems.push(`${name}: API ${apiState}, search attribute ${attributeState}, workflow ${live.state}`);
+        }
+      } catch (err) {
+        unknownToTemporal++;
+        problems.push(`${name}: Temporal: ${(err as Error).message}`);
+      }
+    }
+  } finally {
+    await temporal.connection.close();
+  }
+
+  // Callbacks are retried with the same webhook-id; a receiver counts each id once.
+  let answered = 0;
+  let unanswered = 0;
+  let twice = 0;
+  for (const id of accepted) {
+    const finals = new Set(
+      receiver
+        .of(id)
+        .filter((c) => c.body.kind === 'final' || c.body.kind === 'error')
+        .map((c) => String(c.headers['webhook-id'])),
+    );
+    if (finals.size === 1) answered++;
+    else if (finals.size === 0) unanswered++;
+    else twice++;
+    if (finals.size !== 1) problems.push(`chat message ${id}: ${finals.size} final replies`);
+  }
+
+  return {
+    target,
+    kills,
+    alertsSent: sent,
+    alertsAcknowledged: acked.length,
+    incidents: byIncident.size,
+    alertsLost,
+    alertsDuplicated,
+    namesReused,
+    inconsistent,
+    incompleteTimelines,
+    unknownToTemporal,
+    chatMessagesAccepted: accepted.length,
+    chatMessagesAnswered: answered,
+    chatMessagesUnanswered: unanswered,
+    chatMessagesAnsweredTwice: twice,
+    settleSeconds: 0,
+    problems: problems.slice(0, 30),
+  };
+}
