@@ -1,13 +1,16 @@
-import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { Client } from '@temporalio/client';
 import express, { type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { version as productVersion } from '../package.json';
+import { API_VERSION } from '../domain/schemas';
 import { mongoReady } from '../store/connection';
 import { requireRole, tokenRateLimit } from './auth';
-import { ApiError, errorHandler, notFoundHandler, unavailable } from './errors';
+import { errorHandler, notFoundHandler, unavailable } from './errors';
 import { createMetrics, requestLogger } from './observability';
-import { mountRoutes, registerOpenApi, route, type AnyRoute } from './route';
+import { registerStoreMetrics } from './store-metrics';
+import { finishDocument, mountRoutes, registerOpenApi, route, ROUTER_OPTIONS, type AnyRoute } from './route';
 import type { SignalType } from '../domain/incident';
 import type { IncidentOps } from '../operations/incidents';
 import { alertRoutes } from './routes/alerts';
@@ -18,8 +21,6 @@ import { healthRoutes } from './routes/health';
 import { postmortemRoutes } from './routes/postmortems';
 import { runbookRoutes } from './routes/runbooks';
 import { tokenRoutes } from './routes/tokens';
-
-extendZodWithOpenApi(z);
 
 export interface AppOptions {
   basePath: string;
@@ -33,17 +34,6 @@ export interface AppOptions {
   alertnameMap?: Record<string, SignalType>;
 }
 
-const BODY_LIMIT = '1mb';
-
-/** 415 unless a request that carries a body says it is JSON. */
-const requireJson: RequestHandler = (req, _res, next) => {
-  const hasBody = Number(req.get('content-length') ?? 0) > 0 || req.get('transfer-encoding') !== undefined;
-  if (hasBody && !req.is('application/json')) {
-    throw new ApiError(415, 'Unsupported media type', 'request bodies must be application/json');
-  }
-  next();
-};
-
 /** 503 before touching a route when MongoDB is down, so callers get Retry-After, not a hang. */
 const requireMongo: RequestHandler = (_req, _res, next) => {
   if (!mongoReady()) throw unavailable('MongoDB is unreachable');
@@ -53,9 +43,14 @@ const requireMongo: RequestHandler = (_req, _res, next) => {
 /** The Express app: health at the root, the API under basePath (DESIGN §4). */
 export function createApp(options: AppOptions): express.Express {
   const app = express();
+  // Case-sensitive and strict everywhere, the mount of the API included. Set before anything
+  // is mounted: Express creates the app's router, with these settings, on the first app.use.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
   const metrics = createMetrics();
+  registerStoreMetrics(metrics.registry);
   app.use(requestLogger(options.logger), metrics.middleware);
 
   const rootRoutes = healthRoutes({ temporal: options.temporal, metrics: metrics.registry });
@@ -78,26 +73,40 @@ export function createApp(options: AppOptions): express.Express {
     summary: 'This OpenAPI 3.1 document',
     tag: 'Meta',
     role: 'public',
-    responses: { 200: { description: 'OpenAPI 3.1 document' } },
+    responses: {
+      200: {
+        description: 'OpenAPI 3.1 document',
+        schema: z.object({
+          openapi: z.literal('3.1.0'),
+          info: z.object({}).passthrough(),
+          paths: z.record(z.unknown()),
+        }),
+      },
+    },
     handler: async () => ({ body: document }),
   });
+  const indexRoute = apiIndexRoute(options.basePath, rootRoutes, [...apiRoutes, openApiRoute]);
 
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer' });
-  registerOpenApi(registry, '', rootRoutes);
+  registerOpenApi(registry, '', [...rootRoutes, indexRoute]);
   registerOpenApi(registry, options.basePath, [...apiRoutes, openApiRoute]);
-  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
-    openapi: '3.1.0',
-    info: { title: 'Foghorn Incident Operations API', version: 'v1' },
-    servers: [{ url: '/' }],
-  });
+  const document = finishDocument(
+    new OpenApiGeneratorV31(registry.definitions).generateDocument({
+      openapi: '3.1.0',
+      info: { title: 'Foghorn Incident Operations API', version: API_VERSION },
+      servers: [{ url: '/' }],
+    }),
+  );
 
-  const root = express.Router();
-  mountRoutes(root, rootRoutes, { requireRole, rateLimit: tokenRateLimit(options.rateLimitPerMinute) });
+  const root = express.Router(ROUTER_OPTIONS);
+  mountRoutes(root, [...rootRoutes, indexRoute], {
+    requireRole,
+    rateLimit: tokenRateLimit(options.rateLimitPerMinute),
+  });
   app.use(root);
 
-  const api = express.Router();
-  api.use(requireJson, express.json({ limit: BODY_LIMIT }));
+  const api = express.Router(ROUTER_OPTIONS);
   mountRoutes(api, [openApiRoute], { requireRole, rateLimit: (_q, _s, n) => n() });
   api.use(requireMongo);
   mountRoutes(api, apiRoutes, { requireRole, rateLimit: tokenRateLimit(options.rateLimitPerMinute) });
@@ -105,4 +114,53 @@ export function createApp(options: AppOptions): express.Express {
 
   app.use(notFoundHandler, errorHandler);
   return app;
+}
+
+const apiIndexSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('ApiIndex'),
+  version: z.string().describe("Foghorn's release"),
+  links: z.object({
+    self: z.string(),
+    openapi: z.string(),
+    health: z.string(),
+    readiness: z.string(),
+    metrics: z.string(),
+  }),
+  collections: z.record(z.string()).describe('name → path of every collection (GET lists)'),
+});
+
+/**
+ * GET at the base path (what the start-up banner prints): where everything is. Public like the
+ * OpenAPI document: it holds no data. Collections are the API's list routes (one path segment).
+ */
+function apiIndexRoute(basePath: string, rootRoutes: AnyRoute[], apiRoutes: AnyRoute[]) {
+  const self = basePath || '/';
+  const rootPath = (p: string) => rootRoutes.find((r) => r.path === p)?.path ?? p;
+  const body = {
+    apiVersion: API_VERSION,
+    kind: 'ApiIndex' as const,
+    version: productVersion,
+    links: {
+      self,
+      openapi: `${basePath}/openapi.json`,
+      health: rootPath('/healthz'),
+      readiness: rootPath('/readyz'),
+      metrics: rootPath('/metrics'),
+    },
+    collections: Object.fromEntries(
+      apiRoutes
+        .filter((r) => r.method === 'get' && /^\/[a-z]+$/.test(r.path))
+        .map((r) => [r.path.slice(1), basePath + r.path]),
+    ),
+  };
+  return route({
+    method: 'get',
+    path: self,
+    summary: 'API index: version and links to the OpenAPI document, health, metrics and the collections',
+    tag: 'Meta',
+    role: 'public',
+    responses: { 200: { description: 'ApiIndex', schema: apiIndexSchema } },
+    handler: async () => ({ body }),
+  });
 }

@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import { formatDuration } from '../domain/duration';
-import { splitResource, type TimelineEvent } from '../domain/incident';
-import { API_VERSION } from '../domain/schemas';
+import { incidentStateSchema, splitResource, TIMELINE_TYPES, type TimelineEvent } from '../domain/incident';
+import { severitySchema, signalTypeSchema } from '../domain/runbook';
+import { API_VERSION, listSchema } from '../domain/schemas';
 import type { IncidentRecord } from '../store/incidents';
 
 /** JSON shapes of incidents and insights, field for field as the spec names them. */
@@ -147,3 +149,152 @@ export function insightView(d: any) {
     creationTimestamp: iso(d.creationTimestamp),
   };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Response schemas of the views above (the OpenAPI document; schemathesis checks answers against them)
+// ---------------------------------------------------------------------------------------------
+
+const timestamp = z.string().datetime();
+const goDuration = z.string().describe('Go time.Duration text, e.g. 1h2m3s');
+const stringMap = z.record(z.string());
+const singleIncident = { apiVersion: z.literal(API_VERSION), kind: z.literal('Incident') };
+const nameAndNamespace = z.object({ name: z.string(), namespace: z.string() });
+
+export const incidentListSchema = listSchema(
+  'IncidentList',
+  z.object({
+    name: z.string(),
+    namespace: z.string(),
+    severity: severitySchema,
+    state: incidentStateSchema,
+    resource: z.string(),
+    description: z.string(),
+    riskScore: z.number().int(),
+    detectedAt: timestamp,
+    resolvedAt: timestamp.optional(),
+    age: goDuration,
+    assignedTo: z.string().optional(),
+    labels: stringMap,
+  }),
+);
+
+export const incidentDetailSchema = z.object({
+  ...singleIncident,
+  metadata: nameAndNamespace.extend({ createdAt: timestamp, labels: stringMap }),
+  spec: z.object({
+    resource: z.string(),
+    severity: severitySchema,
+    description: z.string(),
+    detectionSource: z.string(),
+    correlationId: z.string(),
+    runbook: z.string(),
+    escalationPolicy: z.string(),
+    signalType: signalTypeSchema,
+    cluster: z.string(),
+  }),
+  status: z.object({
+    state: incidentStateSchema,
+    riskScore: z.number().int(),
+    analysisResult: z.object({
+      rootCause: z.string(),
+      recommendation: z.string(),
+      confidence: z.number().min(0).max(1),
+      relatedEvents: z.array(z.string()),
+    }),
+    acknowledged: z.boolean(),
+    assignedTo: z.string(),
+    detectedAt: timestamp,
+    lastUpdated: timestamp,
+    timelineCount: z.number().int(),
+    correlatedSignals: z.number().int(),
+    snoozed: z.boolean().optional(),
+    snoozeUntil: timestamp.optional(),
+    escalatedAt: timestamp.optional(),
+    resolvedAt: timestamp.optional(),
+    resolution: z.string().optional(),
+    insight: z.string().optional().describe("the AI insight's name"),
+    postmortem: z.string().optional().describe("the postmortem's name"),
+  }),
+});
+
+export const incidentAfterResolveSchema = z.object({
+  ...singleIncident,
+  metadata: nameAndNamespace.extend({ annotations: stringMap }),
+  spec: z.object({
+    resourceRef: z.object({ kind: z.string(), name: z.string(), namespace: z.string() }),
+    severity: severitySchema,
+    signalType: signalTypeSchema,
+  }),
+  status: z.object({
+    state: incidentStateSchema,
+    resolution: z.string(),
+    resolvedAt: timestamp,
+    detectedAt: timestamp,
+    remediationAttempts: z.number().int(),
+    escalatedAt: timestamp.optional(),
+  }),
+});
+
+export const incidentAfterSnoozeSchema = z.object({
+  ...singleIncident,
+  metadata: nameAndNamespace,
+  status: z.object({
+    state: incidentStateSchema,
+    snoozed: z.boolean(),
+    snoozedBy: z.string(),
+    snoozedAt: timestamp,
+    snoozeUntil: timestamp,
+    snoozeReason: z.string(),
+  }),
+});
+
+export const incidentAfterAcknowledgeSchema = z.object({
+  ...singleIncident,
+  metadata: nameAndNamespace,
+  status: z.object({
+    state: incidentStateSchema,
+    acknowledged: z.boolean(),
+    acknowledgedBy: z.string(),
+    acknowledgedAt: timestamp,
+    message: z.string(),
+  }),
+});
+
+export const timelineSchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('IncidentTimeline'),
+  metadata: nameAndNamespace.extend({ eventCount: z.number().int() }),
+  events: z.array(
+    z.object({
+      timestamp,
+      type: z.enum(TIMELINE_TYPES),
+      source: z.string(),
+      message: z.string(),
+      severity: severitySchema.optional(),
+      details: z.record(z.unknown()).optional(),
+    }),
+  ),
+});
+
+export const insightListSchema = listSchema(
+  'AIInsightList',
+  z.object({
+    name: z.string(),
+    namespace: z.string(),
+    issueRef: z.string().describe("the incident's name"),
+    provider: z.string(),
+    model: z.string(),
+    analysis: z.string(),
+    confidence: z.number().min(0).max(1),
+    recommendations: z.array(z.string()),
+    suggestedActions: z.array(
+      z.object({ name: z.string(), action: z.string(), description: z.string(), params: z.record(z.unknown()) }),
+    ),
+    logAnalysis: z.string(),
+    gitOpsContext: z.string(),
+    cascadeAnalysis: z.string(),
+    blastRadiusPrediction: z.string(),
+    generatedAt: timestamp,
+    creationTimestamp: timestamp,
+  }),
+);

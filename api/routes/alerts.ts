@@ -39,7 +39,8 @@ export function alertRoutes(ops: () => IncidentOps, alertnameMap?: Record<string
       summary: 'Alertmanager webhook: firing alerts open or join incidents, resolved alerts resolve them',
       tag: 'Alerts',
       role: 'operator',
-      body: alertmanagerPayloadSchema,
+      // Unknown top-level fields (newer Alertmanager versions) are accepted and ignored.
+      body: alertmanagerPayloadSchema.strip(),
       responses: {
         202: {
           description: 'what happened to each alert',

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { incidentStateSchema, namespaceSchema, resourceRefSchema, signalSchema } from '../../domain/incident';
-import { severitySchema } from '../../domain/runbook';
+import { RESOURCE_KINDS, severitySchema } from '../../domain/runbook';
 import { listEnvelope, PAGE_SIZE, paginationQuery, timestampQuery } from '../../domain/schemas';
 import { appendAudit } from '../../store/audit';
 import { countTimeline, getTimeline, listIncidents, type IncidentRecord } from '../../store/incidents';
@@ -18,17 +18,32 @@ import {
 } from '../../operations/incidents';
 import type { Actor } from '../../workflows/incident-messages';
 import { auditSource } from '../auth';
-import { route } from '../route';
+import { nonBlank, route } from '../route';
 import {
   incidentAfterAcknowledge,
+  incidentAfterAcknowledgeSchema,
   incidentAfterResolve,
+  incidentAfterResolveSchema,
   incidentAfterSnooze,
+  incidentAfterSnoozeSchema,
   incidentDetail,
+  incidentDetailSchema,
   incidentListItem,
+  incidentListSchema,
+  timelineSchema,
   timelineView,
 } from '../views';
 
+const KIND = 'Incident';
 const namespaceQuery = z.object({ namespace: namespaceSchema.optional() });
+const actorName = nonBlank(200);
+/** `<Kind>/<name>`: the document's pattern names the kinds, which the domain checks with a refinement. */
+const resourceRef = resourceRefSchema.openapi({
+  pattern: `^(${RESOURCE_KINDS.join('|')})/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`,
+  example: 'Deployment/checkout-api',
+});
+/** Go duration text (the 24h cap is checked by the handler: JSON Schema cannot say it). */
+const GO_DURATION_PATTERN = '^([0-9]*(\\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$|^0$';
 const actorOf = (req: Request): Actor => auditSource(req);
 
 /** Incidents: ingestion, reads, and the operator actions (DESIGN §6). */
@@ -40,10 +55,15 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       summary: 'Open an incident for a signal, or join the open incident of that resource',
       tag: 'Incidents',
       role: 'operator',
-      body: signalSchema,
+      // The store requires a detection source: an empty one is refused here, not by a 500 there.
+      body: signalSchema.extend({ resource: resourceRef, detectionSource: nonBlank(200).default('api') }),
       responses: {
-        201: { description: 'a new incident (detail)' },
-        200: { description: 'joined the open incident for this resource (header Foghorn-Deduplicated: true)' },
+        201: { description: 'a new incident (detail)', schema: incidentDetailSchema },
+        200: {
+          description: 'joined the open incident for this resource',
+          schema: incidentDetailSchema,
+          headers: { 'Foghorn-Deduplicated': { description: 'always true', pattern: '^true$' } },
+        },
       },
       handler: async ({ body, req }) => {
         const audit = (incident: IncidentRecord) =>
@@ -83,10 +103,10 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
         severity: severitySchema.optional(),
         state: incidentStateSchema.optional(),
         namespace: namespaceSchema.optional(),
-        resource: resourceRefSchema.optional(),
+        resource: resourceRef.optional(),
         since: timestampQuery.optional(),
       }),
-      responses: { 200: { description: 'IncidentList' } },
+      responses: { 200: { description: 'IncidentList', schema: incidentListSchema } },
       handler: async ({ query }) => {
         const { page, pageSize, ...filter } = query;
         const { items, totalCount } = await listIncidents(filter, page, pageSize);
@@ -108,8 +128,9 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       summary: 'One incident in full',
       tag: 'Incidents',
       role: 'viewer',
+      kind: KIND,
       query: namespaceQuery,
-      responses: { 200: { description: 'Incident' }, 404: { description: 'Incident not found' } },
+      responses: { 200: { description: 'Incident', schema: incidentDetailSchema } },
       handler: async ({ params, query }) => {
         const incident = await findIncident(params.name, query.namespace);
         return { body: incidentDetail(incident, await countTimeline(incident.name)) };
@@ -121,8 +142,9 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       summary: "An incident's complete timeline, oldest first",
       tag: 'Incidents',
       role: 'viewer',
+      kind: KIND,
       query: namespaceQuery,
-      responses: { 200: { description: 'IncidentTimeline' }, 404: { description: 'Incident not found' } },
+      responses: { 200: { description: 'IncidentTimeline', schema: timelineSchema } },
       handler: async ({ params, query }) => {
         const incident = await findIncident(params.name, query.namespace);
         return { body: timelineView(incident, await getTimeline(incident.name)) };
@@ -134,13 +156,12 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       summary: 'Acknowledge: pauses escalation',
       tag: 'Incidents',
       role: 'operator',
+      kind: KIND,
       query: namespaceQuery,
-      body: z
-        .object({ acknowledgedBy: z.string().trim().min(1).max(200), message: z.string().max(2000).default('') })
-        .strict(),
+      body: z.object({ acknowledgedBy: actorName, message: z.string().max(2000).default('') }).strict(),
       responses: {
-        200: { description: 'incident after acknowledge' },
-        409: { description: 'Incident already acknowledged' },
+        200: { description: 'incident after acknowledge', schema: incidentAfterAcknowledgeSchema },
+        409: { description: 'Incident already acknowledged (details say who and when); Incident already resolved' },
       },
       handler: async ({ params, query, body, req }) => {
         const incident = await findIncident(params.name, query.namespace);
@@ -154,15 +175,24 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       summary: 'Snooze notifications for a Go duration (max 24h)',
       tag: 'Incidents',
       role: 'operator',
+      kind: KIND,
       query: namespaceQuery,
       body: z
         .object({
-          duration: z.string(),
+          duration: z.string().openapi({
+            description: 'Go duration above 0s and at most 24h, e.g. 30m or 2h30m (else 400 Invalid duration)',
+            pattern: GO_DURATION_PATTERN,
+            example: '30m',
+          }),
           reason: z.string().max(2000).default(''),
-          snoozedBy: z.string().trim().min(1).max(200),
+          snoozedBy: actorName,
         })
         .strict(),
-      responses: { 200: { description: 'incident after snooze' }, 400: { description: 'Invalid duration' } },
+      responses: {
+        200: { description: 'incident after snooze', schema: incidentAfterSnoozeSchema },
+        400: { description: 'Invalid duration' },
+        409: { description: 'Incident already resolved' },
+      },
       handler: async ({ params, query, body, req }) => {
         const durationMs = snoozeDuration(body.duration);
         const incident = await findIncident(params.name, query.namespace);
@@ -176,12 +206,12 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       summary: 'Resolve manually; writes annotations, clears dedup, generates the postmortem',
       tag: 'Incidents',
       role: 'operator',
+      kind: KIND,
       query: z.object({ namespace: namespaceSchema.default('default') }),
-      body: z.object({ resolution: z.string().trim().min(1).max(4000).optional() }).strict(),
+      body: z.object({ resolution: nonBlank(4000).optional() }).strict(),
       responses: {
-        200: { description: 'incident after resolve' },
-        404: { description: 'Incident not found' },
-        409: { description: 'Incident already resolved' },
+        200: { description: 'incident after resolve', schema: incidentAfterResolveSchema },
+        409: { description: 'Incident already resolved (details say who and when)' },
       },
       handler: async ({ params, query, body, req }) => {
         const incident = await findIncident(params.name, query.namespace);

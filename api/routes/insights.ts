@@ -4,7 +4,7 @@ import { listEnvelope, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
 import { InsightModel } from '../../store/models';
 import { findPage } from '../../store/pagination';
 import { route } from '../route';
-import { insightView } from '../views';
+import { insightListSchema, insightView } from '../views';
 
 export function insightRoutes() {
   return [
@@ -18,7 +18,7 @@ export function insightRoutes() {
         namespace: namespaceSchema.optional(),
         incident: z.string().min(1).optional(),
       }),
-      responses: { 200: { description: 'AIInsightList' } },
+      responses: { 200: { description: 'AIInsightList', schema: insightListSchema } },
       handler: async ({ query }) => {
         const filter: Record<string, unknown> = {};
         if (query.namespace) filter.namespace = query.namespace;

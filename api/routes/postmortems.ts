@@ -19,7 +19,7 @@ import {
 } from '../../store/postmortems';
 import { auditSource } from '../auth';
 import { conflict, notFound } from '../errors';
-import { route } from '../route';
+import { nonBlank, route } from '../route';
 import { iso } from '../views';
 
 const KIND = 'PostMortem';
@@ -173,6 +173,10 @@ function applied(change: PostmortemChange, name: string): PostmortemRecord {
   }
 }
 
+/** The domain's bodies, with what JSON Schema can say of their refinements in the document. */
+const reviewBody = postmortemReviewSchema.extend({ reviewer: nonBlank(200) });
+const feedbackBody = postmortemFeedbackSchema.openapi({ minProperties: 1 });
+
 const conflictDoc = { description: 'the postmortem is not in a state that allows this' };
 
 /**
@@ -201,10 +205,10 @@ export function postmortemRoutes() {
       summary: 'Get a postmortem with its full report',
       tag: 'Postmortems',
       role: 'viewer',
+      kind: KIND,
       query: namespaceQuery,
       responses: {
         200: { description: 'the postmortem', schema: detailSchema },
-        404: { description: 'no such postmortem' },
       },
       handler: async ({ params, query }) => {
         const pm = await getPostmortem(params.name, query.namespace);
@@ -218,11 +222,11 @@ export function postmortemRoutes() {
       summary: 'Start (or update) the review of a postmortem: Open or InReview → InReview',
       tag: 'Postmortems',
       role: 'operator',
+      kind: KIND,
       query: namespaceQuery,
-      body: postmortemReviewSchema,
+      body: reviewBody,
       responses: {
         200: { description: 'the postmortem after review', schema: afterReviewSchema },
-        404: { description: 'no such postmortem (in that namespace)' },
         409: conflictDoc,
       },
       handler: async ({ params, query, body, req }) => {
@@ -262,11 +266,11 @@ export function postmortemRoutes() {
       summary: 'Close a reviewed postmortem: InReview → Closed',
       tag: 'Postmortems',
       role: 'operator',
+      kind: KIND,
       query: namespaceQuery,
-      body: postmortemReviewSchema,
+      body: reviewBody,
       responses: {
         200: { description: 'the postmortem after close', schema: afterCloseSchema },
-        404: { description: 'no such postmortem (in that namespace)' },
         409: conflictDoc,
       },
       handler: async ({ params, query, body, req }) => {
@@ -295,11 +299,11 @@ export function postmortemRoutes() {
       summary: "Give feedback on the AI's report (any state; replaces earlier feedback)",
       tag: 'Postmortems',
       role: 'operator',
+      kind: KIND,
       query: namespaceQuery,
-      body: postmortemFeedbackSchema,
+      body: feedbackBody,
       responses: {
         200: { description: 'the recorded feedback', schema: feedbackResponseSchema },
-        404: { description: 'no such postmortem (in that namespace)' },
       },
       handler: async ({ params, query, body, req }) => {
         const source = auditSource(req);

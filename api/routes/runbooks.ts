@@ -161,10 +161,8 @@ export function runbookRoutes(basePath: string) {
       summary: 'Get a runbook',
       tag: 'Runbooks',
       role: 'viewer',
-      responses: {
-        200: { description: 'the runbook', schema: runbookDetailSchema },
-        404: { description: 'no such runbook' },
-      },
+      kind: KIND,
+      responses: { 200: { description: 'the runbook', schema: runbookDetailSchema } },
       handler: async ({ params }) => {
         const runbook = await getRunbook(params.name);
         if (!runbook) throw notFound(KIND, params.name);
@@ -212,11 +210,9 @@ export function runbookRoutes(basePath: string) {
       summary: 'Replace the spec of a runbook (the name comes from the path)',
       tag: 'Runbooks',
       role: 'admin',
+      kind: KIND,
       body: runbookUpdateSchema,
-      responses: {
-        200: { description: 'updated', schema: runbookDetailSchema },
-        404: { description: 'no such runbook' },
-      },
+      responses: { 200: { description: 'updated', schema: runbookDetailSchema } },
       handler: async ({ params, body, req }) => {
         const result = await updateRunbook(params.name, body);
         if (!result) throw notFound(KIND, params.name);
@@ -243,7 +239,8 @@ export function runbookRoutes(basePath: string) {
       summary: 'Delete a runbook',
       tag: 'Runbooks',
       role: 'admin',
-      responses: { 204: { description: 'deleted' }, 404: { description: 'no such runbook' } },
+      kind: KIND,
+      responses: { 204: { description: 'deleted' } },
       handler: async ({ params, req }) => {
         const deleted = await deleteRunbook(params.name);
         if (!deleted) throw notFound(KIND, params.name);

@@ -3,8 +3,8 @@ import { userRoleSchema } from '../../domain/roles';
 import { API_VERSION, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
 import { auditTokenChange, createToken, listTokens, revokeToken, type TokenInfo } from '../../store/tokens';
 import { auditSource } from '../auth';
-import { notFound } from '../errors';
-import { route } from '../route';
+import { conflict, notFound } from '../errors';
+import { nonBlank, route } from '../route';
 
 const tokenInfoSchema = z.object({
   id: z.string(),
@@ -36,7 +36,7 @@ export function tokenRoutes(basePath: string) {
       summary: 'Create an API token (shown once)',
       tag: 'Tokens',
       role: 'admin',
-      body: z.object({ user: z.string().trim().min(1).max(200), role: userRoleSchema }).strict(),
+      body: z.object({ user: nonBlank(200), role: userRoleSchema }).strict(),
       responses: { 201: { description: 'created', schema: tokenSchema } },
       handler: async ({ body, req }) => {
         const { token, ...info } = await createToken(body.user, body.role);
@@ -67,8 +67,19 @@ export function tokenRoutes(basePath: string) {
       summary: 'Revoke an API token',
       tag: 'Tokens',
       role: 'admin',
-      responses: { 204: { description: 'revoked' }, 404: { description: 'no such token' } },
-      handler: async ({ params, req }) => {
+      kind: 'Token',
+      responses: {
+        204: { description: 'revoked (revoking twice is fine)' },
+        409: { description: 'Token in use: the token making the call cannot revoke itself' },
+      },
+      handler: async ({ params, principal, req }) => {
+        // Revoking the token you call with would lock you out mid-request (for the seeded admin
+        // token, until someone runs `foghorn token create`): another admin token, or the CLI, does it.
+        if (params.id === principal.tokenId)
+          throw conflict(
+            'Token in use',
+            'a token cannot revoke itself; use another admin token or `foghorn token revoke`',
+          );
         const info = await revokeToken(params.id);
         if (!info) throw notFound('Token', params.id);
         await auditTokenChange('token.revoke', info, auditSource(req));
