@@ -6,6 +6,7 @@ import {
   AUDIT_KEY_MIN_LENGTH,
   AuditChainVerifier,
   auditLinkValid,
+  checkpointKeyIndex,
   GENESIS_CHECKSUM,
   KEYED_PREFIX,
   keyedAuditChecksum,
@@ -199,6 +200,28 @@ async function readMirror(): Promise<CheckpointCandidate | undefined> {
   // A mirror of another database's chain (e.g. MONGODB_URI changed) says nothing about this one.
   if (checkpoint.database && checkpoint.database !== mongoose.connection.name) return undefined;
   return { source: 'file', checkpoint };
+}
+
+/**
+ * Binds the chain to one key: a signed checkpoint at seq 0 (the genesis) is written once, by the
+ * first process that starts, and every later process checks that it verifies under its own
+ * keys. Two hosts that each generated a key, or a process started with the wrong key, stop here
+ * instead of writing records nobody can verify. Idempotent (unique seq); throws on a mismatch.
+ */
+export async function claimAuditChain(at: Date = new Date()): Promise<void> {
+  const key = currentKey();
+  const genesis = signCheckpoint({ database: mongoose.connection.name, seq: 0, checksum: GENESIS_CHECKSUM, at }, key);
+  try {
+    await AuditCheckpointModel.create(genesis);
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  const stored = await AuditCheckpointModel.findOne({ seq: 0 }, { _id: 0 }).lean();
+  if (checkpointKeyIndex(asCheckpoint(stored), auditKeys) >= 0) return;
+  auditKeys = []; // never append with a key the chain does not know
+  throw new Error(
+    'the audit chain in MongoDB was started with another audit key: give every process the same FOGHORN_AUDIT_KEY (or FOGHORN_AUDIT_KEY_FILE), keeping earlier keys in FOGHORN_AUDIT_RETIRED_KEYS',
+  );
 }
 
 export type CheckpointResult =

@@ -444,10 +444,17 @@ describe('audit log', () => {
       const elsewhere = parseConfig({ FOGHORN_DATA_DIR: path.join(dir, 'other') });
       await expect(ensureAuditKey(elsewhere)).rejects.toThrow(/FOGHORN_AUDIT_KEY/);
       await expect(stat(path.join(dir, 'other', 'audit-key'))).rejects.toThrow();
-      // An explicit key wins over the file, and is never written anywhere.
-      expect(await ensureAuditKey(parseConfig({ FOGHORN_AUDIT_KEY: TEST_AUDIT_KEY }))).toEqual({
-        source: 'FOGHORN_AUDIT_KEY',
-      });
+      // Nor may a process with another key join the chain (another host's generated key, a typo).
+      await expect(ensureAuditKey(parseConfig({ FOGHORN_AUDIT_KEY: TEST_AUDIT_KEY }))).rejects.toThrow(
+        /started with another audit key/,
+      );
+      // After a rotation the old key is retired, not forgotten: the chain is still ours.
+      const rotated = parseConfig({ FOGHORN_AUDIT_KEY: TEST_AUDIT_KEY, FOGHORN_AUDIT_RETIRED_KEYS: key });
+      expect(await ensureAuditKey(rotated)).toEqual({ source: 'FOGHORN_AUDIT_KEY' });
+      await appendSome(1);
+      expect(await verify()).toMatchObject({ intact: true, keyedRecords: 3, checkpoint: { seq: 0 } });
+      // The genesis checkpoint signed by the first key is the chain's claim, and is verified like any other.
+      expect(await AuditCheckpointModel.countDocuments({ seq: 0 })).toBe(1);
     });
 
     it('documents the verification fields in the OpenAPI document', async () => {
