@@ -1,59 +1,6 @@
-import { mkdtempSync, rmSync } from 'fs';
-import { tmpdir } from 'os';
-import path from 'path';
-import { runChaos, type ChaosTarget } from '../harness/chaos';
-import { killAll, survivors } from '../harness/processes';
+import { crashSuite } from './crash-suite';
 
-/**
- * Nothing accepted is lost (issue 8): alerts from 4 senders and chat messages in 2 chats stream
- * in while a part of the stack is killed with -9 three times at random moments. Afterwards every
- * acknowledged alert is on its incident's timeline exactly once, no incident name stands for two
- * resources, every incident settled with the API, Temporal's search attribute and the workflow
- * agreeing and a complete timeline, and every accepted chat message got exactly one final reply.
- * bench/chaos.ts runs the same with more kills and prints the counts. (Split from crash-dev.test.ts
- * so Jest's two workers share the load.)
- */
-describe('crash safety under kill -9: Temporal, and the worker alone (e2e)', () => {
-  afterAll(async () => {
-    await killAll();
-    expect(survivors()).toEqual([]);
-  });
-
-  it.each<[ChaosTarget, string]>([
-    ['temporal', 'only the embedded Temporal server'],
-    ['worker', 'only the worker, next to a separate API and gateway'],
-  ])(
-    '%s: loses nothing when %s is killed',
-    async (target) => {
-      const dataDir = mkdtempSync(path.join(tmpdir(), `foghorn-crash-${target}-`));
-      try {
-        const report = await runChaos({
-          target,
-          dataDir,
-          kills: 3,
-          settleMs: 150_000,
-          log: (l) => console.log(`${target}: ${l}`),
-        });
-        expect(report.problems).toEqual([]);
-        expect(report).toMatchObject({
-          kills: 3,
-          alertsLost: 0,
-          alertsDuplicated: 0,
-          namesReused: 0,
-          inconsistent: 0,
-          incompleteTimelines: 0,
-          unknownToTemporal: 0,
-          chatMessagesUnanswered: 0,
-          chatMessagesAnsweredTwice: 0,
-        });
-        // The run did something worth checking.
-        expect(report.alertsAcknowledged).toBeGreaterThan(10);
-        expect(report.incidents).toBeGreaterThan(1);
-        expect(report.chatMessagesAccepted).toBeGreaterThan(2);
-      } finally {
-        rmSync(dataDir, { recursive: true, force: true });
-      }
-    },
-    480_000,
-  );
-});
+crashSuite('crash safety under kill -9: Temporal, and the worker alone (e2e)', [
+  ['temporal', 'only the embedded Temporal server'],
+  ['worker', 'only the worker, next to a separate API and gateway'],
+]);

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { execFileSync } from 'child_process';
 import path from 'path';
+import { firingAlert } from '../../bench/fixtures';
 import { startEmbeddedMongo } from '../../cli/embedded/mongo';
 import type { ServerProcess } from '../../cli/embedded/process';
 import { startEmbeddedTemporal } from '../../cli/embedded/temporal';
@@ -202,28 +203,11 @@ async function splitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv) {
   } satisfies Stack;
 }
 
+/** A firing alert whose summary carries `id`, so its timeline event can be found. */
 function alert(resource: string, id: string) {
-  return {
-    version: '4',
-    groupKey: 'chaos',
-    status: 'firing',
-    receiver: 'foghorn',
-    groupLabels: {},
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: 'http://am',
-    alerts: [
-      {
-        status: 'firing',
-        labels: { alertname: 'KubePodCrashLooping', severity: 'high', namespace: NAMESPACE, deployment: resource },
-        annotations: { summary: `crash looping [${id}]` },
-        startsAt: new Date().toISOString(),
-        endsAt: '0001-01-01T00:00:00Z',
-        generatorURL: '',
-        fingerprint: id,
-      },
-    ],
-  };
+  const body = firingAlert(NAMESPACE, resource, id);
+  body.alerts[0].annotations.summary = `crash looping [${id}]`;
+  return body;
 }
 
 /** Runs the load and the kills, waits for the stack to settle, and accounts for everything. */
