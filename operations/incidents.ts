@@ -63,6 +63,11 @@ export class IngestUnavailableError extends ApiError {
 }
 
 const temporalDown = (err: unknown) => err instanceof ServiceError;
+const signalUndelivered = (incident: IncidentRecord) =>
+  new IngestUnavailableError(
+    `the signal for incident ${incident.name} could not be delivered (Temporal is unreachable); retry`,
+    incident,
+  );
 
 /** Bounds the stale-dedup repairs of one ingest (each repair makes the next pass open or join). */
 const INGEST_PASSES = 3;
@@ -116,11 +121,7 @@ export async function ingestSignal(
         await ops.client.workflow.getHandle(incident.name).signal(correlateSignal, correlated(signal));
         return opened;
       } catch (err) {
-        if (temporalDown(err))
-          throw new IngestUnavailableError(
-            `the signal for incident ${incident.name} could not be delivered (Temporal is unreachable); retry`,
-            incident,
-          );
+        if (temporalDown(err)) throw signalUndelivered(incident);
         if (!(err instanceof WorkflowNotFoundError)) throw err;
       }
       await clearDedupEntry(incident);
@@ -137,11 +138,7 @@ export async function ingestSignal(
       });
       return opened;
     } catch (err) {
-      if (temporalDown(err))
-        throw new IngestUnavailableError(
-          `the signal for incident ${incident.name} could not be delivered (Temporal is unreachable); retry`,
-          incident,
-        );
+      if (temporalDown(err)) throw signalUndelivered(incident);
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
     // The incident's workflow has closed, yet its dedup entry still names it.
