@@ -8,8 +8,9 @@ import './models';
 export async function connectMongo(uri: string): Promise<typeof mongoose> {
   mongoose.set('strictQuery', true);
   mongoose.set('bufferCommands', false);
-  await mongoose.connect(uri, { serverSelectionTimeoutMS: 5_000, autoIndex: false });
-  // Indexes are created explicitly so a unique index exists before the first concurrent write.
+  await mongoose.connect(uri, { serverSelectionTimeoutMS: 5_000, autoIndex: false, autoCreate: false });
+  // Indexes are created explicitly so a unique index exists before the first concurrent write;
+  // that creates the collections too (Mongoose's own autoCreate raced it on a fresh store).
   await Promise.all(Object.values(mongoose.models).map((model) => model.createIndexes()));
   return mongoose;
 }

@@ -3,7 +3,7 @@ import path from 'path';
 import { promisify } from 'util';
 import { verifyToken } from '../../store/tokens';
 import { AuditRecordModel } from '../../store/models';
-import { useMongo } from '../harness/mongo';
+import { TEST_AUDIT_KEY, useMongo } from '../harness/mongo';
 
 const run = promisify(execFile);
 const CLI = path.join(__dirname, '../../bin/foghorn.js');
@@ -16,7 +16,11 @@ describe('foghorn token (CLI)', () => {
   afterAll(() => mongo?.stop());
 
   const foghorn = (...args: string[]) =>
-    run(process.execPath, [CLI, ...args], { env: { ...process.env, MONGODB_URI: mongo.uri }, timeout: 60_000 });
+    run(process.execPath, [CLI, ...args], {
+      // The chain's key, as every process of one deployment has it (else it would make one in ./data).
+      env: { ...process.env, MONGODB_URI: mongo.uri, FOGHORN_AUDIT_KEY: TEST_AUDIT_KEY },
+      timeout: 60_000,
+    });
 
   it('creates, lists and revokes tokens, audited', async () => {
     const created = await foghorn('token', 'create', '--user', 'alice', '--role', 'operator');
