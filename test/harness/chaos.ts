@@ -228,6 +228,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     opts.target === 'worker' ? await splitStack(opts.dataDir, env) : await devStack(opts.dataDir, env, opts.target);
   const headers = { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' };
   const acked: { id: string; resource: string; incident: string; outcome: string }[] = [];
+  /** Incidents an operator resolved with a 200 (others may or may not have been resolved). */
+  const resolved = new Set<string>();
   const accepted: string[] = [];
   let sent = 0;
   let running = true;
@@ -237,7 +239,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const alertLoop = async () => {
     while (running) {
       const id = `a${++seq}`;
-      const resource = `svc-${random(1, opts.resources ?? 6)}`;
+      const resource = `svc-${random(1, opts.resources ?? 12)}`;
       sent++;
       try {
         const res = await fetch(`${stack.api}/alerts/alertmanager`, {
@@ -250,6 +252,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         const item = body.items?.[0];
         if (res.status === 202 && item?.incident && (item.outcome === 'opened' || item.outcome === 'correlated'))
           acked.push({ id, resource, incident: item.incident, outcome: item.outcome });
+        // Now and then an operator resolves it: the next alert for the resource opens a new
+        // incident, so names keep being allocated (and resolves are crashed into too).
+        if (item?.incident && Math.random() < 0.04) {
+          const r = await fetch(`${stack.api}/incidents/${item.incident}/resolve?namespace=${NAMESPACE}`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ resolution: 'chaos' }),
+            signal: AbortSignal.timeout(20_000),
+          });
+          if (r.status === 200) resolved.add(item.incident);
+        }
       } catch {
         // not acknowledged: the sender moves on (a retry would be a new alert here)
       }
@@ -294,7 +307,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let report: ChaosReport;
   try {
     for (;;) {
-      report = await account(stack, headers, acked, accepted, receiver, opts.target, opts.kills, sent);
+      report = await account(stack, headers, acked, resolved, accepted, receiver, opts.target, opts.kills, sent);
       report.settleSeconds = Math.round((Date.now() - settleStart) / 1000);
       const bad =
         report.alertsLost +
@@ -320,6 +333,7 @@ async function account(
   stack: Stack,
   headers: Record<string, string>,
   acked: { id: string; resource: string; incident: string; outcome: string }[],
+  resolved: Set<string>,
   accepted: string[],
   receiver: Awaited<ReturnType<typeof useCallbackReceiver>>,
   target: ChaosTarget,
@@ -368,13 +382,17 @@ async function account(
         namesReused++;
         problems.push(`${name} is ${detail.body.spec.resource}, acknowledged for ${alerts[0].resource}`);
       }
+      const apiState = detail.body.status.state as string;
       const types = new Set(messages.map((e) => e.type));
-      const missing = ['Detection', 'Analysis', 'RunbookMatch', 'Escalation'].filter((t) => !types.has(t));
+      const expected =
+        apiState === 'Resolved'
+          ? ['Detection', 'Resolved', 'PostMortemGenerated']
+          : ['Detection', 'Analysis', 'RunbookMatch', 'Escalation'];
+      const missing = expected.filter((t) => !types.has(t));
       if (missing.length) {
         incompleteTimelines++;
         problems.push(`${name}: timeline lacks ${missing.join(', ')}`);
       }
-      const apiState = detail.body.status.state as string;
       try {
         const handle = temporal.workflow.getHandle(name);
         const described = await handle.describe();
@@ -385,7 +403,12 @@ async function account(
           namesReused++;
           problems.push(`${name}: workflow carries ${attributeResource}, record ${detail.body.spec.resource}`);
         }
-        if (apiState !== 'Escalated' || attributeState !== apiState || live.state !== apiState) {
+        // Resolved when an operator's resolve was acknowledged; a resolve whose answer a crash
+        // cut off may have landed or not, so then either end state counts, as long as all agree.
+        const settled = resolved.has(name)
+          ? apiState === 'Resolved'
+          : apiState === 'Escalated' || apiState === 'Resolved';
+        if (!settled || attributeState !== apiState || live.state !== apiState) {
           inconsistent++;
           problems.push(`${name}: API ${apiState}, search attribute ${attributeState}, workflow ${live.state}`);
         }
