@@ -77,7 +77,8 @@ export const signalSchema = z
     description: z.string().max(4000).default(''),
     cluster: clusterSchema.default('local'),
     labels: labelsSchema.default({}),
-    detectionSource: z.string().max(200).default('api'),
+    // Required by the store: a blank one is refused here, for every caller (API, alerts, agent).
+    detectionSource: z.string().max(200).regex(/\S/, 'must not be blank').trim().default('api'),
   })
   .strict();
 export type Signal = z.output<typeof signalSchema>;

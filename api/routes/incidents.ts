@@ -55,8 +55,7 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       summary: 'Open an incident for a signal, or join the open incident of that resource',
       tag: 'Incidents',
       role: 'operator',
-      // The store requires a detection source: an empty one is refused here, not by a 500 there.
-      body: signalSchema.extend({ resource: resourceRef, detectionSource: nonBlank(200).default('api') }),
+      body: signalSchema.extend({ resource: resourceRef }),
       responses: {
         201: { description: 'a new incident (detail)', schema: incidentDetailSchema },
         200: {
