@@ -9,6 +9,7 @@ import { mongoReady } from '../store/connection';
 import { requireRole, tokenRateLimit } from './auth';
 import { errorHandler, notFoundHandler, unavailable } from './errors';
 import { createMetrics, requestLogger } from './observability';
+import { renderApiReference } from './reference-page';
 import { registerStoreMetrics } from './store-metrics';
 import { finishDocument, mountRoutes, registerOpenApi, route, ROUTER_OPTIONS, type AnyRoute } from './route';
 import type { SignalType } from '../domain/incident';
@@ -85,12 +86,25 @@ export function createApp(options: AppOptions): express.Express {
     },
     handler: async () => ({ body: document }),
   });
-  const indexRoute = apiIndexRoute(options.basePath, rootRoutes, [...apiRoutes, openApiRoute]);
+  const referenceRoute = route({
+    method: 'get',
+    path: '/docs',
+    summary: 'A readable API reference (HTML), made from the OpenAPI document',
+    tag: 'Meta',
+    role: 'public',
+    responses: { 200: { description: 'API reference', schema: z.string(), contentType: 'text/html' } },
+    handler: async ({ res }) => {
+      res.type('html').send(reference);
+      return undefined;
+    },
+  });
+  const metaRoutes = [openApiRoute, referenceRoute];
+  const indexRoute = apiIndexRoute(options.basePath, rootRoutes, apiRoutes);
 
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer' });
   registerOpenApi(registry, '', [...rootRoutes, indexRoute]);
-  registerOpenApi(registry, options.basePath, [...apiRoutes, openApiRoute]);
+  registerOpenApi(registry, options.basePath, [...apiRoutes, ...metaRoutes]);
   const document = finishDocument(
     new OpenApiGeneratorV31(registry.definitions).generateDocument({
       openapi: '3.1.0',
@@ -98,6 +112,7 @@ export function createApp(options: AppOptions): express.Express {
       servers: [{ url: '/' }],
     }),
   );
+  const reference = renderApiReference(document, `${options.basePath}/openapi.json`);
 
   const root = express.Router(ROUTER_OPTIONS);
   mountRoutes(root, [...rootRoutes, indexRoute], {
@@ -107,7 +122,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use(root);
 
   const api = express.Router(ROUTER_OPTIONS);
-  mountRoutes(api, [openApiRoute], { requireRole, rateLimit: (_q, _s, n) => n() });
+  mountRoutes(api, metaRoutes, { requireRole, rateLimit: (_q, _s, n) => n() });
   api.use(requireMongo);
   mountRoutes(api, apiRoutes, { requireRole, rateLimit: tokenRateLimit(options.rateLimitPerMinute) });
   app.use(options.basePath, api);
@@ -123,6 +138,7 @@ const apiIndexSchema = z.object({
   links: z.object({
     self: z.string(),
     openapi: z.string(),
+    docs: z.string().describe('a readable API reference (HTML)'),
     health: z.string(),
     readiness: z.string(),
     metrics: z.string(),
@@ -144,6 +160,7 @@ function apiIndexRoute(basePath: string, rootRoutes: AnyRoute[], apiRoutes: AnyR
     links: {
       self,
       openapi: `${basePath}/openapi.json`,
+      docs: `${basePath}/docs`,
       health: rootPath('/healthz'),
       readiness: rootPath('/readyz'),
       metrics: rootPath('/metrics'),

@@ -63,6 +63,7 @@ describe('the API contract', () => {
       links: {
         self: BASE_PATH,
         openapi: `${BASE_PATH}/openapi.json`,
+        docs: `${BASE_PATH}/docs`,
         health: '/healthz',
         readiness: '/readyz',
         metrics: '/metrics',
@@ -79,6 +80,11 @@ describe('the API contract', () => {
     // Every link leads somewhere real.
     for (const href of [...Object.values(res.body.links), ...Object.values(res.body.collections)] as string[])
       expect((await stack.call('GET', href)).status).toBe(200);
+    // The readable reference is made from the document: every operation is on it.
+    const page = await stack.call('GET', `${BASE_PATH}/docs`, { token: null });
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.text).toContain('<code>POST</code></td><td><code>/api/v1/incidents/{name}/acknowledge</code>');
+    expect(page.text).toContain('409 Incident already acknowledged');
     const doc = (await stack.call('GET', '/openapi.json', { token: null })).body;
     expect(doc.paths[BASE_PATH].get.responses['200'].content['application/json'].schema.properties.kind).toEqual({
       type: 'string',
