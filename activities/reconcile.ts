@@ -7,7 +7,6 @@ import {
   reconcileOrphanWorkflows,
   type Repair,
 } from '../operations/reconcile';
-import { writeAuditCheckpoint } from '../store/audit';
 import { countRepairs } from '../store/reconcile';
 
 export interface ReconcileActivityDeps {
@@ -68,11 +67,6 @@ export function createReconcileActivities(deps: ReconcileActivityDeps) {
         if (err instanceof LateHandOverError) await count(err.handedOver);
         throw err;
       }
-    },
-
-    /** A signed checkpoint of the audit head at least every run (truncation detection). */
-    async checkpointAudit(): Promise<void> {
-      await writeAuditCheckpoint();
     },
   };
 }

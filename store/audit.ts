@@ -263,7 +263,7 @@ export async function writeAuditCheckpoint(at: Date = new Date()): Promise<Check
     if (!isDuplicateKey(err)) throw err;
     status = 'exists';
   }
-  // A read-only or full disk must not fail the caller (the reconciler would retry forever).
+  // A read-only or full disk must not fail the caller (the checkpointer would fail every tick).
   const mirrorError = await writeMirror(checkpoint).then(
     () => undefined,
     (err: Error) => `cannot write ${checkpointFile}: ${err.message}`,

@@ -18,12 +18,11 @@ export interface ReconcileSummary {
 
 /**
  * One pass of the reconciler (started by the `foghorn-reconciler` schedule, every minute by
- * default): repairs what a crash between two writes can leave behind, then writes a signed audit
- * checkpoint. Every step is idempotent, so overlapping or repeated runs are harmless.
+ * default): repairs what a crash between two writes can leave behind. Every step is idempotent,
+ * so overlapping or repeated runs are harmless.
  */
 export async function reconcilerWorkflow(): Promise<ReconcileSummary> {
   const incidentRepairs = await acts.reconcileIncidents();
   const chatMessagesHandedOver = await acts.reconcileChats();
-  await acts.checkpointAudit();
   return { incidentRepairs, chatMessagesHandedOver };
 }
