@@ -41,6 +41,7 @@ async function mustGet(name: string): Promise<IncidentRecord> {
 }
 
 const event = (e: TimelineEvent, suffix = '') => ({ key: idempotencyKey(suffix), event: e });
+const getStoredInsight = (issueRef: string) => InsightModel.findOne({ issueRef }).lean();
 
 /** The incident workflow's side effects. Each is idempotent (keyed writes, conditional updates). */
 export function createIncidentActivities(deps: IncidentActivityDeps) {
@@ -63,8 +64,10 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
     signal: AbortSignal,
   ): Promise<{ insight: string; provider: string; model: string }> {
     const incident = await mustGet(input.name);
-    const existing = await InsightModel.findOne({ issueRef: incident.name }).lean();
-    if (existing) return { insight: existing.name, provider: existing.provider, model: existing.model };
+    // A retry after the insight was stored (a crash or an outage in between) finishes the writes
+    // that follow it: the insight is the commit point, everything after it is idempotent.
+    const existing = await getStoredInsight(incident.name);
+    if (existing) return recordAnalysis(incident, existing);
 
     const ctx = await analysisContext(incident);
     const provider = deps.llm ? { provider: 'openai-compatible', model: deps.llm.model } : RULES_PROVIDER;
@@ -125,45 +128,55 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
           cascadeAnalysis: insight.cascadeAnalysis,
           blastRadiusPrediction: insight.blastRadiusPrediction,
           relatedEvents: insight.relatedEvents,
+          recommendation: insight.recommendation,
+          fallbackReason,
           generatedAt: now,
           creationTimestamp: now,
         },
       },
       { upsert: true },
     );
-    const stored = (await InsightModel.findOne({ issueRef: incident.name }).lean())!;
+    return recordAnalysis(incident, (await getStoredInsight(incident.name))!);
+  }
+
+  /** The incident's analysis result and the closing Analysis event, both from the stored insight. */
+  async function recordAnalysis(
+    incident: IncidentRecord,
+    stored: NonNullable<Awaited<ReturnType<typeof getStoredInsight>>>,
+  ): Promise<{ insight: string; provider: string; model: string }> {
+    const fallbackReason = stored.fallbackReason ?? '';
     await updateIncident(incident.name, {
       insight: stored.name,
       analysisResult: {
-        rootCause: insight.rootCause,
-        recommendation: insight.recommendation,
-        confidence: insight.confidence,
-        relatedEvents: insight.relatedEvents,
+        rootCause: stored.rootCause ?? '',
+        recommendation: stored.recommendation ?? '',
+        confidence: stored.confidence,
+        relatedEvents: stored.relatedEvents ?? [],
       },
-      lastUpdated: now,
+      lastUpdated: stored.generatedAt,
     });
     await appendTimeline(incident.name, [
       event(
         {
-          timestamp: now,
+          timestamp: stored.generatedAt,
           type: 'Analysis',
           source: 'ai-engine',
           message: fallbackReason
             ? `LLM analysis failed (${fallbackReason}); fell back to the built-in rules analyzer`
-            : `Analysis complete: ${insight.rootCause}`,
+            : `Analysis complete: ${stored.rootCause}`,
           details: {
-            confidence: insight.confidence,
-            recommendation: insight.recommendation,
+            confidence: stored.confidence,
+            recommendation: stored.recommendation ?? '',
             insight: stored.name,
-            provider: used.provider,
-            model: used.model,
+            provider: stored.provider,
+            model: stored.model,
             ...(fallbackReason && { fallback: true, fallbackReason }),
           },
         },
         'done',
       ),
     ]);
-    return { insight: stored.name, ...used };
+    return { insight: stored.name, provider: stored.provider, model: stored.model };
   }
 
   return {

@@ -18,6 +18,10 @@ const insightSchema = new Schema(
     cascadeAnalysis: { type: String, default: '' },
     blastRadiusPrediction: { type: String, default: '' },
     relatedEvents: { type: [String], default: [] },
+    // Internal (not in the API's view): what the incident record and the timeline take from the
+    // analysis, so a retried activity can finish writing them from the stored insight.
+    recommendation: { type: String, default: '' },
+    fallbackReason: { type: String, default: '' },
     generatedAt: { type: Date, required: true },
     creationTimestamp: { type: Date, required: true },
   },

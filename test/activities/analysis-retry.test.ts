@@ -1,0 +1,67 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createIncidentActivities } from '../../activities/incidents';
+import { getIncident, getTimeline, openOrJoin } from '../../store/incidents';
+import { InsightModel } from '../../store/models';
+import { useMongo } from '../harness/mongo';
+
+/**
+ * The analysis activity against the real store, retried after a crash that came between storing
+ * the insight and writing what follows it: the retry must finish those writes, not skip them.
+ */
+describe('analyzeIncident retried after the insight was stored', () => {
+  let mongo: Awaited<ReturnType<typeof useMongo>>;
+  beforeAll(async () => {
+    mongo = await useMongo();
+  });
+  afterAll(() => mongo?.stop());
+
+  it('writes the analysis result and the closing Analysis event from the stored insight', async () => {
+    const { incident } = await openOrJoin({
+      resource: 'Deployment/api',
+      namespace: 'shop',
+      signalType: 'OOMKilled',
+      severity: 'high',
+      description: 'OOMKilled',
+      cluster: 'local',
+      labels: {},
+      detectionSource: 'api',
+    });
+    // What the first attempt left: the insight, and nothing after it.
+    const generatedAt = new Date('2026-11-23T10:00:00Z');
+    await InsightModel.create({
+      name: 'AI-20261123-777',
+      namespace: 'shop',
+      issueRef: incident.name,
+      provider: 'builtin',
+      model: 'rules-v1',
+      rootCause: 'api exceeds its memory limit',
+      confidence: 0.8,
+      recommendation: 'raise the memory limit',
+      fallbackReason: 'model overloaded',
+      generatedAt,
+      creationTimestamp: generatedAt,
+    });
+
+    const { analyzeIncident } = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
+    const result = await new MockActivityEnvironment().run(analyzeIncident, { name: incident.name });
+
+    expect(result).toEqual({ insight: 'AI-20261123-777', provider: 'builtin', model: 'rules-v1' });
+    expect(await getIncident(incident.name)).toMatchObject({
+      insight: 'AI-20261123-777',
+      analysisResult: {
+        rootCause: 'api exceeds its memory limit',
+        recommendation: 'raise the memory limit',
+        confidence: 0.8,
+      },
+    });
+    const done = (await getTimeline(incident.name)).filter((e) => e.type === 'Analysis');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({
+      message: 'LLM analysis failed (model overloaded); fell back to the built-in rules analyzer',
+      details: { insight: 'AI-20261123-777', fallback: true },
+    });
+    // Once more (another retry): nothing is written twice.
+    await new MockActivityEnvironment().run(analyzeIncident, { name: incident.name });
+    expect((await getTimeline(incident.name)).filter((e) => e.type === 'Analysis')).toHaveLength(1);
+  });
+});
