@@ -108,18 +108,16 @@ public final class MongoLauncher {
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
       if (!WRITES.contains(command.toLowerCase(Locale.ROOT))) return super.handleCommand(channel, database, command, query);
-      long ticket;
-      Document answer;
       lock.readLock().lock();
       try {
-        answer = super.handleCommand(channel, database, command, query);
+        return super.handleCommand(channel, database, command, query);
       } finally {
-        // Counted even when the command failed: a failed bulk write may have applied a part.
-        ticket = applied.incrementAndGet();
+        // Also when the command failed: a failed bulk write may have applied a part, and what
+        // the client may already see must be on disk before it hears back.
+        long ticket = applied.incrementAndGet();
         lock.readLock().unlock();
+        awaitDurable(ticket);
       }
-      awaitDurable(ticket);
-      return answer;
     }
 
     /** Returns once write number `ticket` is committed and synced. */
