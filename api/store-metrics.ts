@@ -13,9 +13,12 @@ export function registerStoreMetrics(registry: Registry): void {
     labelNames: ['kind'] as const,
     registers: [registry],
     async collect() {
-      if (!mongoReady()) return; // a scrape during an outage shows no value rather than failing
+      // During an outage the scrape still succeeds, showing the totals last read.
+      if (!mongoReady()) return;
+      const totals = await repairTotals().catch(() => undefined);
+      if (!totals) return;
       this.reset();
-      for (const [kind, count] of Object.entries(await repairTotals())) this.inc({ kind }, count);
+      for (const [kind, count] of Object.entries(totals)) this.inc({ kind }, count);
     },
   });
 }

@@ -2,6 +2,7 @@ import { chmod, mkdir } from 'fs/promises';
 import path from 'path';
 import { configSecrets, createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
+import { redactText } from '../domain/redact';
 import { disconnectMongo } from '../store/connection';
 import { startGateway } from '../gateway/gateway';
 import { startEmbeddedMongo } from './embedded/mongo';
@@ -106,7 +107,7 @@ export async function dev(config: Config): Promise<void> {
           ? [`  Webhook:      http://${shownAddr(config.FOGHORN_WEBHOOK_ADDR)}${config.FOGHORN_WEBHOOK_PATH}`]
           : []),
         `  Temporal UI:  ${temporalUi ?? '(external Temporal at ' + temporalAddress + ')'}`,
-        `  MongoDB:      ${mongoUri}`,
+        `  MongoDB:      ${redactText(mongoUri)}`, // an external URI may carry a password
         `  Admin token:  ${admin.token}`,
         `                (from ${admin.source})`,
         'Press Ctrl-C to stop.',

@@ -24,8 +24,10 @@ import { workflowInput, workflowOptions, type IncidentOps } from './incidents';
 export interface ReconcileOptions extends IncidentOps {
   /** How long a state must have been still before it counts as stuck. */
   graceMs: number;
-  /** At most this many of each kind per run; the next run takes the rest. */
-  batch?: number;
+  /** Records read per page; a run goes through all of them, page by page. */
+  pageSize?: number;
+  /** Called once per item looked at (the activity heartbeats). */
+  progress?: () => void;
   now?: Date;
 }
 
@@ -44,8 +46,28 @@ export interface Repair {
   detail: string;
 }
 
-const DEFAULT_BATCH = 500;
+const PAGE_SIZE = 200;
+/** Workflow states that leave an open incident without a workflow. */
+const DEAD = new Set(['NOT_FOUND', 'FAILED', 'TERMINATED', 'TIMED_OUT', 'CANCELLED']);
 const since = (o: ReconcileOptions) => new Date((o.now ?? new Date()).getTime() - o.graceMs);
+
+/** Every item of a keyset-paged listing, page after page; `key` gives the next page's cursor. */
+async function* pages<T>(
+  o: ReconcileOptions,
+  page: (after: string, limit: number) => Promise<T[]>,
+  key: (item: T) => string,
+): AsyncGenerator<T> {
+  const limit = o.pageSize ?? PAGE_SIZE;
+  for (let after = ''; ;) {
+    const items = await page(after, limit);
+    for (const item of items) {
+      o.progress?.();
+      yield item;
+    }
+    if (items.length < limit) return;
+    after = key(items[items.length - 1]);
+  }
+}
 
 /** What the workflow says, or undefined when it cannot say now (no worker, query timeout). */
 async function liveState(client: Client, name: string): Promise<LiveState | undefined> {
@@ -59,14 +81,19 @@ async function liveState(client: Client, name: string): Promise<LiveState | unde
 /**
  * Open incident records whose workflow is missing, closed, or disagrees with them:
  * - no workflow (the start failed or was lost): start it, carrying the record's state;
- * - closed unresolved (failed, terminated, timed out): a new run, carrying the record's state;
+ * - closed unresolved (failed, terminated, timed out, cancelled): a new run, carrying the record's state;
  * - completed (only a resolve completes one) while the record is not Resolved: the record is
  *   stale; it takes the resolution the workflow holds;
  * - running in another state than the record's: the workflow owns the state; the record follows.
  */
 export async function reconcileIncidentRecords(o: ReconcileOptions): Promise<Repair[]> {
   const repairs: Repair[] = [];
-  for (const record of await quietOpenIncidents(since(o), o.batch ?? DEFAULT_BATCH)) {
+  const before = since(o);
+  for await (const record of pages(
+    o,
+    (after, limit) => quietOpenIncidents(before, after, limit),
+    (r) => r.name,
+  )) {
     const handle = o.client.workflow.getHandle(record.name);
     let status: string;
     try {
@@ -75,7 +102,7 @@ export async function reconcileIncidentRecords(o: ReconcileOptions): Promise<Rep
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       status = 'NOT_FOUND';
     }
-    if (status === 'NOT_FOUND' || status === 'FAILED' || status === 'TERMINATED' || status === 'TIMED_OUT') {
+    if (DEAD.has(status)) {
       if (await startIncidentWorkflow(o, record))
         repairs.push({
           kind: status === 'NOT_FOUND' ? 'incident-workflow-started' : 'incident-workflow-restarted',
@@ -140,7 +167,12 @@ async function startIncidentWorkflow(o: ReconcileOptions, record: IncidentRecord
  */
 export async function reconcileDedupEntries(o: ReconcileOptions): Promise<Repair[]> {
   const repairs: Repair[] = [];
-  for (const entry of await oldDedupEntries(since(o), o.batch ?? DEFAULT_BATCH)) {
+  const before = since(o);
+  for await (const entry of pages(
+    o,
+    (after, limit) => oldDedupEntries(before, after, limit),
+    (e) => e.key,
+  )) {
     if (entry.state !== undefined && entry.state !== 'Resolved') continue;
     // The record may have appeared since the listing (a slow ingest): look once more.
     const record = await getIncident(entry.incident);
@@ -165,40 +197,49 @@ export async function reconcileDedupEntries(o: ReconcileOptions): Promise<Repair
 export async function reconcileOrphanWorkflows(o: ReconcileOptions): Promise<Repair[]> {
   const repairs: Repair[] = [];
   const started = since(o).toISOString();
-  const running: { name: string; namespace: string; resource: string; severity: Severity; startedAt: Date }[] = [];
+  let chunk: OrphanCandidate[] = [];
+  const check = async () => {
+    const known = await existingIncidents(chunk.map((w) => w.name));
+    for (const wf of chunk.filter((w) => !known.has(w.name))) {
+      const live = await liveState(o.client, wf.name);
+      if (!live || live.state === 'Resolved' || !wf.namespace || !wf.resource) continue;
+      if (await insertIncidentIfAbsent(recoveredRecord(wf, live)))
+        repairs.push({
+          kind: 'incident-record-recreated',
+          subject: wf.name,
+          detail: `workflow in state ${live.state} had no record; rebuilt from the workflow`,
+        });
+    }
+    chunk = [];
+  };
   for await (const wf of o.client.workflow.list({
     query: `WorkflowType = 'incidentWorkflow' AND ExecutionStatus = 'Running' AND StartTime < '${started}'`,
   })) {
+    o.progress?.();
     const get = (key: typeof INCIDENT) => String(wf.typedSearchAttributes.get(key) ?? '');
-    running.push({
+    chunk.push({
       name: wf.workflowId,
       namespace: get(NAMESPACE),
       resource: get(RESOURCE),
       severity: (get(SEVERITY) || 'medium') as Severity,
       startedAt: wf.startTime,
     });
-    if (running.length >= (o.batch ?? DEFAULT_BATCH)) break;
+    if (chunk.length >= (o.pageSize ?? PAGE_SIZE)) await check();
   }
-  const known = await existingIncidents(running.map((w) => w.name));
-  for (const wf of running.filter((w) => !known.has(w.name))) {
-    const live = await liveState(o.client, wf.name);
-    if (!live || live.state === 'Resolved' || !wf.namespace || !wf.resource) continue;
-    const record = recoveredRecord(wf, live);
-    if (await insertIncidentIfAbsent(record))
-      repairs.push({
-        kind: 'incident-record-recreated',
-        subject: wf.name,
-        detail: `workflow in state ${live.state} had no record; rebuilt from the workflow`,
-      });
-  }
+  await check();
   return repairs;
 }
 
+interface OrphanCandidate {
+  name: string;
+  namespace: string;
+  resource: string;
+  severity: Severity;
+  startedAt: Date;
+}
+
 /** A record rebuilt from a workflow: what it knows, and empty fields for what only the lost record held. */
-function recoveredRecord(
-  wf: { name: string; namespace: string; resource: string; severity: Severity; startedAt: Date },
-  live: LiveState,
-): IncidentRecord {
+function recoveredRecord(wf: OrphanCandidate, live: LiveState): IncidentRecord {
   const cluster = 'local';
   const key = resourceKey({ cluster, namespace: wf.namespace, resource: wf.resource });
   return {

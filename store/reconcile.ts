@@ -9,20 +9,22 @@ import type { IncidentRecord } from './incidents';
 
 const NO_ID = { _id: 0 } as const;
 
-/** Open incidents not touched since `before`, oldest first. */
-export function quietOpenIncidents(before: Date, limit: number): Promise<IncidentRecord[]> {
-  return IncidentModel.find({ state: { $ne: 'Resolved' }, lastUpdated: { $lt: before } }, NO_ID)
-    .sort({ lastUpdated: 1 })
+/** A page of open incidents not touched since `before`, by name after `after`. */
+export function quietOpenIncidents(before: Date, after: string, limit: number): Promise<IncidentRecord[]> {
+  return IncidentModel.find({ state: { $ne: 'Resolved' }, lastUpdated: { $lt: before }, name: { $gt: after } }, NO_ID)
+    .sort({ name: 1 })
     .limit(limit)
     .lean<IncidentRecord[]>();
 }
 
-/** Dedup entries written before `before`, with the state of the incident each points at. */
+/** A page of dedup entries written before `before` (by key after `after`), with their incident's state. */
 export async function oldDedupEntries(
   before: Date,
+  after: string,
   limit: number,
 ): Promise<{ key: string; incident: string; state?: IncidentState }[]> {
-  const entries = await DedupEntryModel.find({ createdAt: { $lt: before } })
+  const entries = await DedupEntryModel.find({ createdAt: { $lt: before }, _id: { $gt: after } })
+    .sort({ _id: 1 })
     .limit(limit)
     .lean<{ _id: string; incident: string }[]>();
   const records = await IncidentModel.find(
