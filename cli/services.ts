@@ -42,6 +42,29 @@ export async function connectStore(uri: string): Promise<void> {
 }
 
 /**
+ * A secret kept in a file of the data directory (mode 600): read it, or make one with `make`.
+ * The new one is written aside, then linked into place: link() is atomic and refuses an existing
+ * file, so processes starting at once all end up with the same secret, never a half-written one.
+ */
+async function readOrCreateSecretFile(file: string, make: () => string | Promise<string>): Promise<string> {
+  const existing = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (existing) return existing;
+  const secret = await make();
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  await writeFile(tmp, secret + '\n', { mode: 0o600, flag: 'wx' });
+  try {
+    await link(tmp, file);
+    return secret;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return (await readFile(file, 'utf8')).trim();
+  } finally {
+    await unlink(tmp);
+  }
+}
+
+/**
  * The admin token: FOGHORN_ADMIN_TOKEN when set, else the one kept in the data directory,
  * else a new one written there (mode 600). Seeded into the token store each start.
  */
@@ -51,12 +74,7 @@ export async function ensureAdminToken(config: Config): Promise<{ token: string;
     return { token: config.FOGHORN_ADMIN_TOKEN, source: 'FOGHORN_ADMIN_TOKEN' };
   }
   const file = path.resolve(config.FOGHORN_DATA_DIR, 'admin-token');
-  let token = (await readFile(file, 'utf8').catch(() => '')).trim();
-  if (!token) {
-    token = generateToken();
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, token + '\n', { mode: 0o600 });
-  }
+  const token = await readOrCreateSecretFile(file, generateToken);
   await seedAdminToken(token);
   return { token, source: file };
 }
@@ -82,27 +100,13 @@ export async function ensureAuditKey(
     return { source: 'FOGHORN_AUDIT_KEY' };
   }
   const file = path.join(dataDir, 'audit-key');
-  let key = (await readFile(file, 'utf8').catch(() => '')).trim();
-  if (!key) {
+  const key = await readOrCreateSecretFile(file, async () => {
     if (await hasKeyedAuditRecords())
       throw new Error(
         `the audit log in MongoDB was written with an audit key that this process does not have (no FOGHORN_AUDIT_KEY, no ${file}): set FOGHORN_AUDIT_KEY or FOGHORN_AUDIT_KEY_FILE to that key`,
       );
-    key = randomBytes(32).toString('base64url');
-    await mkdir(dataDir, { recursive: true });
-    // Written aside, then linked into place: link() is atomic and refuses an existing file, so two
-    // processes starting at once never each keep their own key, nor read a half-written one.
-    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    await writeFile(tmp, key + '\n', { mode: 0o600, flag: 'wx' });
-    try {
-      await link(tmp, file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      key = (await readFile(file, 'utf8')).trim();
-    } finally {
-      await unlink(tmp);
-    }
-  }
+    return randomBytes(32).toString('base64url');
+  });
   configureAuditKey(key, { retiredKeys });
   await claimAuditChain();
   return { source: file };
