@@ -1,17 +1,13 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError, describeZodError, envelope } from '../domain/errors';
+import { ApiError, describeZodError, envelope, RETRY_AFTER_SECONDS, unavailable } from '../domain/errors';
 import { redact } from '../domain/redact';
 
-export { ApiError, describeZodError, envelope };
+export { ApiError, describeZodError, envelope, RETRY_AFTER_SECONDS, unavailable };
 
 export const badRequest = (details: string) => new ApiError(400, 'Invalid request', details);
 export const notFound = (kind?: string, name?: string) =>
   new ApiError(404, kind ? `${kind} not found` : 'Not found', name ? `${kind} ${name} does not exist` : '');
 export const conflict = (message: string, details: string) => new ApiError(409, message, details);
-export const unavailable = (details: string) =>
-  new ApiError(503, 'Service unavailable', details, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
-
-export const RETRY_AFTER_SECONDS = 5;
 
 /** Errors no route claimed: unknown path. */
 export const notFoundHandler: RequestHandler = (req) => {

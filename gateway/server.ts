@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { BODY_OVERHEAD_BYTES } from '../domain/chat';
 import { parseInbound, type InboundMedia } from '../domain/chat-inbound';
 import type { Config } from '../domain/config';
-import { ApiError, envelope } from '../domain/errors';
+import { ApiError, envelope, unavailable } from '../domain/errors';
 import { redact } from '../domain/redact';
 import { secretMatches } from '../domain/webhook-signature';
 import { saveChatMessage } from '../store/chat';
@@ -14,7 +14,6 @@ import { handOverMessage } from '../operations/chat-dispatch';
 import type { Dispatcher } from './dispatch';
 
 export const SECRET_HEADER = 'x-foghorn-secret';
-const RETRY_AFTER_SECONDS = '5';
 /** How long the 202 waits for the hand-over to Temporal (each signal may take 5 s, SIGNAL_DEADLINE_MS). */
 const DISPATCH_WAIT_MS = 1_000;
 
@@ -76,11 +75,7 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
       return fail(res, new ApiError(415, 'Unsupported media type', (err as Error).message));
     if (e.type?.startsWith('entity.') || e.type?.startsWith('request.'))
       return fail(res, new ApiError(400, 'Invalid request', `body: ${(err as Error).message}`));
-    if (/^Mongo/.test(e.name ?? ''))
-      return fail(
-        res,
-        new ApiError(503, 'Service unavailable', 'MongoDB is unreachable', { 'Retry-After': RETRY_AFTER_SECONDS }),
-      );
+    if (/^Mongo/.test(e.name ?? '')) return fail(res, unavailable('MongoDB is unreachable'));
     logger.error({ err, path: req.path }, 'inbound message failed');
     fail(res, new ApiError(500, 'Internal error', 'the gateway could not accept the message'));
   });
@@ -99,13 +94,7 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
         res,
         new ApiError(parsed.status, parsed.status === 413 ? 'Payload too large' : 'Invalid request', parsed.details),
       );
-    if (shuttingDown)
-      return fail(
-        res,
-        new ApiError(503, 'Service unavailable', 'the gateway is shutting down', {
-          'Retry-After': RETRY_AFTER_SECONDS,
-        }),
-      );
+    if (shuttingDown) return fail(res, unavailable('the gateway is shutting down'));
 
     const m = parsed.message;
     const messageId = `msg-${randomUUID()}`;

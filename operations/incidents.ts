@@ -7,7 +7,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
 import { DurationError, parseDuration } from '../domain/duration';
-import { ApiError } from '../domain/errors';
+import { ApiError, RETRY_AFTER_SECONDS, unavailable } from '../domain/errors';
 import type { Signal } from '../domain/incident';
 import {
   clearDedupEntry,
@@ -43,9 +43,6 @@ export interface IncidentOps {
 export const MANUAL_RESOLUTION = 'Manually resolved via dashboard';
 export const SOURCE_RESOLUTION = 'Resolved at source';
 export const SYSTEM_ACTOR: Actor = { user: 'system', role: 'system', sourceIP: 'internal', userAgent: 'foghorn' };
-
-/** As the API's other 503s (api/errors.ts): a short wait, then the client tries again. */
-const RETRY_AFTER_SECONDS = 5;
 
 /**
  * 503 `Service unavailable` + Retry-After for an ingest that could not reach Temporal. When the
@@ -291,12 +288,7 @@ async function update<T>(
     // Open, but its workflow is closed: it died unresolved (terminated, failed). A new run
     // carrying the record's state takes the update, as the reconciler would have restarted it.
     if (!restarted && (await restartClosedWorkflow(ops, fresh))) return update(ops, fresh, run, true);
-    throw new ApiError(
-      503,
-      'Service unavailable',
-      `the workflow of incident ${fresh.name} is not running; the reconciler repairs it, retry`,
-      { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-    );
+    throw unavailable(`the workflow of incident ${fresh.name} is not running; the reconciler repairs it, retry`);
   }
 }
 
