@@ -4,6 +4,7 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -243,4 +244,9 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   await recordSignals();
   await condition(allHandlersFinished);
   await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });
+  // Signals that arrived while the postmortem was written are recorded too: an acknowledged alert
+  // is never dropped. (Patched: runs recorded before this change completed without this step.)
+  if (patched(RECORD_SIGNALS_AFTER_POSTMORTEM)) await recordSignals();
 }
+
+const RECORD_SIGNALS_AFTER_POSTMORTEM = 'record-signals-after-postmortem';

@@ -76,7 +76,13 @@ async function main(): Promise<void> {
     for (const text of ['/help', '/incidents']) {
       const id = await gw.send({ chat_id: chatId, user_id: 'alice', text });
       await gw.reply(id, 60_000);
-      await gw.client.workflow.getHandle(id).result();
+      // Polled, not awaited with result(): that lets the test server skip time, and the chat's
+      // idle timer would end the chat between the two messages.
+      await gw.eventually(
+        async () => (await gw.client.workflow.getHandle(id).describe()).status.name,
+        (status) => status === 'COMPLETED',
+        60_000,
+      );
       if (text === '/incidents') await save(gw.client, label, id, 'agent-turn');
     }
     await gw.eventually(
