@@ -8,6 +8,7 @@ import { devEnv, waitReady } from '../harness/dev-process';
 import { useLlmServer } from '../harness/llm-server';
 import { freePort } from '../harness/ports';
 import { killAll, spawnCli, until, type CliProcess } from '../harness/processes';
+import { firingAlert } from '../../bench/fixtures';
 
 /**
  * The whole product as a user runs it (`foghorn dev`, most verbose level, gateway and LLM on),
@@ -116,27 +117,7 @@ describe('no secret in the logs of a whole run (e2e)', () => {
     expect(malformed.text).not.toContain(admin); // the parser's excerpt of the body is redacted
 
     // An alert, then an action on its incident (with a cookie and a signature header on top).
-    const fired = await call('POST', '/alerts/alertmanager', operator, {
-      version: '4',
-      groupKey: 'logscan',
-      status: 'firing',
-      receiver: 'foghorn',
-      groupLabels: {},
-      commonLabels: {},
-      commonAnnotations: {},
-      externalURL: 'http://alertmanager:9093',
-      alerts: [
-        {
-          status: 'firing',
-          fingerprint: 'logscan-1',
-          labels: { alertname: 'KubePodCrashLooping', severity: 'critical', namespace: 'shop', deployment: 'checkout' },
-          annotations: { summary: 'checkout is crash looping' },
-          startsAt: new Date().toISOString(),
-          endsAt: '0001-01-01T00:00:00Z',
-          generatorURL: '',
-        },
-      ],
-    });
+    const fired = await call('POST', '/alerts/alertmanager', operator, firingAlert('shop', 'checkout', 'logscan-1'));
     expect(fired.status).toBe(202);
     const incident = (JSON.parse(fired.text) as { items: { incident: string }[] }).items[0].incident;
     await until(

@@ -4,6 +4,7 @@ import { resourceKey, signalSchema } from '../../domain/incident';
 import { useApi } from '../harness/api';
 import { freePort } from '../harness/ports';
 import { useStack } from '../harness/stack';
+import { firingAlert } from '../../bench/fixtures';
 
 /**
  * Ingestion over the states a crash or an outage leaves behind (issue 8): a dedup entry naming a
@@ -23,28 +24,7 @@ describe('ingestion recovers from stale dedup entries and Temporal outages', () 
   const keyOf = (deployment: string) =>
     resourceKey(signalSchema.parse({ resource: `Deployment/${deployment}`, namespace: 'shop', signalType: 'Custom' }));
 
-  const alert = (deployment: string, fingerprint: string) => ({
-    version: '4',
-    groupKey: '{}:{alertname="KubePodCrashLooping"}',
-    truncatedAlerts: 0,
-    status: 'firing',
-    receiver: 'foghorn',
-    groupLabels: {},
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: 'http://alertmanager:9093',
-    alerts: [
-      {
-        status: 'firing',
-        labels: { alertname: 'KubePodCrashLooping', severity: 'critical', namespace: 'shop', deployment },
-        annotations: { summary: `crash looping (${fingerprint})` },
-        startsAt: '2026-11-21T10:00:00Z',
-        endsAt: '0001-01-01T00:00:00Z',
-        generatorURL: 'http://prometheus/graph',
-        fingerprint,
-      },
-    ],
-  });
+  const alert = (deployment: string, fingerprint: string) => firingAlert('shop', deployment, fingerprint);
   const send = (deployment: string, fingerprint: string) =>
     s.call('POST', '/alerts/alertmanager', { token: s.tokens.operator, body: alert(deployment, fingerprint) });
   const get = (path: string) => s.call('GET', path, { token: s.tokens.viewer });
