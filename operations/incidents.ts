@@ -204,7 +204,7 @@ async function closedIncidentWorkflow(
  * Remediating) it carries the record's state, so a new run of a workflow that died goes on
  * waiting for a person instead of analysing again.
  */
-export function workflowInput(incident: IncidentRecord): IncidentWorkflowInput {
+function workflowInput(incident: IncidentRecord): IncidentWorkflowInput {
   const input: IncidentWorkflowInput = {
     name: incident.name,
     namespace: incident.namespace,
@@ -231,7 +231,7 @@ export function workflowInput(incident: IncidentRecord): IncidentWorkflowInput {
 }
 
 /** One workflow per incident, id = incident name, never reused, findable by its attributes. */
-export function workflowOptions(ops: IncidentOps, incident: IncidentRecord) {
+function workflowOptions(ops: IncidentOps, incident: IncidentRecord) {
   return {
     workflowId: incident.name,
     taskQueue: ops.taskQueue,
@@ -298,6 +298,15 @@ async function update<T>(
  * completed (only a resolve completes one: the record is stale, the reconciler's to repair).
  */
 async function restartClosedWorkflow(ops: IncidentOps, incident: IncidentRecord): Promise<boolean> {
+  if (await startIncidentRun(ops, incident)) return true;
+  return (await ops.client.workflow.getHandle(incident.name).describe()).status.name === 'RUNNING';
+}
+
+/**
+ * Starts a run for an open incident, carrying its record's state, where none runs: never over a
+ * completed run (only a resolve completes one). True when this call started it.
+ */
+export async function startIncidentRun(ops: IncidentOps, incident: IncidentRecord): Promise<boolean> {
   try {
     await ops.client.workflow.start(incidentWorkflow, {
       ...workflowOptions(ops, incident),
@@ -305,8 +314,8 @@ async function restartClosedWorkflow(ops: IncidentOps, incident: IncidentRecord)
     });
     return true;
   } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    return (await ops.client.workflow.getHandle(incident.name).describe()).status.name === 'RUNNING';
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw err;
   }
 }
 

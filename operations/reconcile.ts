@@ -1,5 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { resourceKey, type Severity } from '../domain/incident';
 import { clearDedupEntry, getIncident, type IncidentRecord } from '../store/incidents';
 import {
@@ -9,10 +8,9 @@ import {
   quietOpenIncidents,
   updateIfState,
 } from '../store/reconcile';
-import { incidentWorkflow } from '../workflows/incident';
 import { liveStateQuery, type LiveState } from '../workflows/incident-messages';
 import { INCIDENT, NAMESPACE, RESOURCE, SEVERITY } from '../workflows/search-attributes';
-import { workflowInput, workflowOptions, type IncidentOps } from './incidents';
+import { startIncidentRun, type IncidentOps } from './incidents';
 
 /**
  * The reconciler's repairs (docs/decisions.md, "Who owns what"). MongoDB and Temporal each own
@@ -103,7 +101,7 @@ export async function reconcileIncidentRecords(o: ReconcileOptions): Promise<Rep
       status = 'NOT_FOUND';
     }
     if (DEAD.has(status)) {
-      if (await startIncidentWorkflow(o, record))
+      if (await startIncidentRun(o, record))
         repairs.push({
           kind: status === 'NOT_FOUND' ? 'incident-workflow-started' : 'incident-workflow-restarted',
           subject: record.name,
@@ -141,22 +139,6 @@ export async function reconcileIncidentRecords(o: ReconcileOptions): Promise<Rep
     }
   }
   return repairs;
-}
-
-/** Starts (or, over a closed unresolved run, restarts) an incident's workflow; false if one runs. */
-async function startIncidentWorkflow(o: ReconcileOptions, record: IncidentRecord): Promise<boolean> {
-  try {
-    await o.client.workflow.start(incidentWorkflow, {
-      ...workflowOptions(o, record),
-      args: [workflowInput(record)],
-      // Never over a completed run: that incident was resolved, whatever the record says.
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-    });
-    return true;
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-    throw err;
-  }
 }
 
 /**

@@ -137,8 +137,6 @@ export function listAudit(filter: AuditFilter, page: number, pageSize: number): 
   return findPage<AuditRecord>(AuditRecordModel, query, { seq: -1 }, page, pageSize);
 }
 
-export type ChainReport = ChainVerification;
-
 /** True when some record was written under an audit key (so a newly generated key would be wrong). */
 export async function hasKeyedAuditRecords(): Promise<boolean> {
   // A prefix as a range ('hmac-sha256:' ≤ c < 'hmac-sha256;'): the MongoDB-wire server mis-parses $regex here.
@@ -154,7 +152,7 @@ const CHECKPOINTS_COMPARED = 1_000;
  * gaps in `seq`, and the head against the signed checkpoints in `audit_checkpoints` and the
  * mirror file. Checkpoints are read before the records, so appends during the walk are fine.
  */
-export async function verifyAuditChain(): Promise<ChainReport> {
+export async function verifyAuditChain(): Promise<ChainVerification> {
   currentKey();
   const candidates: CheckpointCandidate[] = (
     await AuditCheckpointModel.find({}, { _id: 0 }).sort({ seq: -1 }).limit(CHECKPOINTS_COMPARED).lean()

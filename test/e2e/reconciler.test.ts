@@ -63,6 +63,11 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
     return res.body.metadata.name as string;
   };
   const state = async (name: string) => (await api('GET', `/incidents/${name}`)).body?.status?.state as string;
+  const untilState = (name: string, wanted: string) =>
+    eventually(
+      () => state(name),
+      (s) => s === wanted,
+    );
   const backdate = (name: string) =>
     IncidentModel.updateOne({ name }, { $set: { lastUpdated: new Date(Date.now() - 60_000) } });
   const repairs = async () => {
@@ -77,10 +82,7 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
 
   it('starts the workflow of an incident whose start never happened', async () => {
     const name = await open('reference');
-    await eventually(
-      () => state(name),
-      (s) => s === 'Escalated',
-    );
+    await untilState(name, 'Escalated');
     // As if the ingest died after writing the record: a copy of it under a new name, no workflow.
     const record = (await IncidentModel.findOne({ name }, { _id: 0 }).lean())!;
     const lost = `${name.slice(0, -3)}9${name.slice(-2)}`;
@@ -93,37 +95,25 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
       lastUpdated: new Date(Date.now() - 60_000),
     });
     await DedupEntryModel.create({ _id: 'local/rec/Deployment/never-started', incident: lost, createdAt: new Date() });
-    await eventually(
-      () => state(lost),
-      (s) => s === 'Escalated',
-    );
+    await untilState(lost, 'Escalated');
     expect((await temporal.workflow.getHandle(lost).describe()).status.name).toBe('RUNNING');
     expect((await repairs())['incident-workflow-started']).toBeGreaterThanOrEqual(1);
   }, 150_000);
 
   it('brings a stale record back in line with its workflow', async () => {
     const name = await open('stale');
-    await eventually(
-      () => state(name),
-      (s) => s === 'Escalated',
-    );
+    await untilState(name, 'Escalated');
     await IncidentModel.updateOne(
       { name },
       { $set: { state: 'Analyzing', lastUpdated: new Date(Date.now() - 60_000) } },
     );
-    await eventually(
-      () => state(name),
-      (s) => s === 'Escalated',
-    );
+    await untilState(name, 'Escalated');
     expect((await repairs())['incident-record-refreshed']).toBeGreaterThanOrEqual(1);
   }, 150_000);
 
   it('restarts a terminated workflow of an open incident, keeping its state', async () => {
     const name = await open('terminated');
-    await eventually(
-      () => state(name),
-      (s) => s === 'Escalated',
-    );
+    await untilState(name, 'Escalated');
     await api('POST', `/incidents/${name}/acknowledge`, { acknowledgedBy: 'alice' });
     await temporal.workflow.getHandle(name).terminate('test: a lost workflow');
     await backdate(name);
@@ -141,10 +131,7 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
 
   it('removes a dedup entry left behind by a resolved incident, so the next signal opens a new one', async () => {
     const name = await open('resolved');
-    await eventually(
-      () => state(name),
-      (s) => s === 'Escalated',
-    );
+    await untilState(name, 'Escalated');
     expect((await api('POST', `/incidents/${name}/resolve?namespace=rec`, { resolution: 'done' })).status).toBe(200);
     await DedupEntryModel.create({ _id: 'local/rec/Deployment/resolved', incident: name, createdAt: new Date(0) });
     await eventually(
@@ -158,10 +145,7 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
 
   it('rebuilds the record of a running workflow whose record was lost', async () => {
     const name = await open('orphan');
-    await eventually(
-      () => state(name),
-      (s) => s === 'Escalated',
-    );
+    await untilState(name, 'Escalated');
     await IncidentModel.deleteOne({ name });
     const back = await eventually(
       () => api('GET', `/incidents/${name}`),
