@@ -1,15 +1,9 @@
 import { z } from 'zod';
 import { alertmanagerPayloadSchema, mapAlert } from '../../domain/alertmanager';
-import { resourceKey, type SignalType } from '../../domain/incident';
+import type { SignalType } from '../../domain/incident';
 import { API_VERSION } from '../../domain/schemas';
-import { findOpenIncident } from '../../store/incidents';
-import {
-  ingestSignal,
-  resolveIncident,
-  SOURCE_RESOLUTION,
-  SYSTEM_ACTOR,
-  type IncidentOps,
-} from '../../operations/incidents';
+import type { IncidentOps } from '../../operations/incidents';
+import { applySignal } from '../../operations/signals';
 import { route } from '../route';
 
 /** What happened to each alert of a webhook delivery: nothing is dropped silently. */
@@ -53,7 +47,6 @@ export function alertRoutes(ops: () => IncidentOps, alertnameMap?: Record<string
       },
       handler: async ({ body }) => {
         const items: Outcome[] = [];
-        // In order: a payload that fires and resolves the same resource must end resolved.
         for (const alert of body.alerts) {
           const mapped = mapAlert(alert, { signalTypeMap: alertnameMap });
           if (!mapped.ok) {
@@ -65,42 +58,9 @@ export function alertRoutes(ops: () => IncidentOps, alertnameMap?: Record<string
             });
             continue;
           }
-          if (mapped.status === 'firing') {
-            const { created, incident } = await ingestSignal(ops(), mapped.signal);
-            items.push({
-              fingerprint: mapped.fingerprint,
-              status: 'firing',
-              outcome: created ? 'opened' : 'correlated',
-              incident: incident.name,
-            });
-            continue;
-          }
-          const incident = await findOpenIncident(resourceKey(mapped.signal));
-          if (!incident) {
-            items.push({ fingerprint: mapped.fingerprint, status: 'resolved', outcome: 'no-open-incident' });
-            continue;
-          }
-          try {
-            const { resolved } = await resolveIncident(ops(), incident, {
-              resolution: SOURCE_RESOLUTION,
-              actor: SYSTEM_ACTOR,
-              atSource: true,
-            });
-            items.push({
-              fingerprint: mapped.fingerprint,
-              status: 'resolved',
-              outcome: resolved ? 'resolved' : 'kept-escalated',
-              incident: incident.name,
-            });
-          } catch (err) {
-            if ((err as { status?: number }).status !== 409) throw err;
-            items.push({
-              fingerprint: mapped.fingerprint,
-              status: 'resolved',
-              outcome: 'already-resolved',
-              incident: incident.name,
-            });
-          }
+          // In order, one at a time: a payload that fires and resolves a resource ends resolved.
+          const result = await applySignal(ops(), mapped.signal, mapped.status);
+          items.push({ fingerprint: mapped.fingerprint, status: mapped.status, ...result });
         }
         return { status: 202, body: { apiVersion: API_VERSION, kind: 'AlertIngestResult', items } };
       },
