@@ -1,7 +1,7 @@
 import type { ChatCompletionContentPart, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { AgentMessage, AgentToolCall } from '../domain/agent-conversation';
+import { toolDefinitions } from '../domain/agent-tool-definitions';
 import { getMedia } from '../store/media';
-import { toolDefinitions } from './agent-tools';
 import { withHeartbeat } from './context';
 import { openaiClient, type LlmConfig } from './llm';
 

@@ -1,11 +1,8 @@
-import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { Client } from '@temporalio/client';
-import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import path from 'path';
 import { z } from 'zod';
 import {
   callerIdentity,
-  TOOL_DESCRIPTIONS,
   TOOL_NAMES,
   toolArgs,
   type ToolCall,
@@ -23,6 +20,7 @@ import {
 import type { Config } from '../domain/config';
 import { formatDuration } from '../domain/duration';
 import { ApiError, describeZodError } from '../domain/errors';
+import type { Actor } from '../domain/incident-requests';
 import { formatAdapterStatuses } from '../domain/gateway-status';
 import { ACTIVE_STATES } from '../domain/incident';
 import { roleAtLeast, type UserRole } from '../domain/roles';
@@ -41,7 +39,6 @@ import { getTimeline, type IncidentRecord } from '../store/incidents';
 import { IncidentModel } from '../store/models';
 import { findPage } from '../store/pagination';
 import { getPostmortem, getPostmortemByIncident } from '../store/postmortems';
-import type { Actor } from '../workflows/incident-messages';
 import { idempotencyKey, withHeartbeat } from './context';
 import { createMttrActivities } from './mttr';
 import { DEFAULT_SHELL_DIR, probeShell, runShell, ShellDirError } from './shell';
@@ -238,27 +235,4 @@ export function createAgentToolActivities(deps: AgentToolDeps) {
   };
 }
 
-let definitions: ChatCompletionFunctionTool[] | undefined;
-
-/**
- * The tools as OpenAI chat-completions function definitions, their JSON schemas generated from
- * the same zod schemas that validate the calls (with the OpenAPI generator the API already uses).
- * The shell is left out when it is off, so the model never plans with it.
- */
-export function toolDefinitions(config: Pick<Config, 'FOGHORN_AGENT_SHELL'>): ChatCompletionFunctionTool[] {
-  if (!definitions) {
-    extendZodWithOpenApi(z);
-    const registry = new OpenAPIRegistry();
-    for (const name of TOOL_NAMES) registry.register(name, toolArgs[name]);
-    const schemas = new OpenApiGeneratorV31(registry.definitions).generateComponents().components?.schemas ?? {};
-    definitions = TOOL_NAMES.map((name) => ({
-      type: 'function',
-      function: {
-        name,
-        description: TOOL_DESCRIPTIONS[name],
-        parameters: schemas[name] as Record<string, unknown>,
-      },
-    }));
-  }
-  return definitions.filter((d) => config.FOGHORN_AGENT_SHELL === 'on' || d.function.name !== 'run_shell');
-}
+export type AgentToolActivities = ReturnType<typeof createAgentToolActivities>;

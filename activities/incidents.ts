@@ -1,5 +1,6 @@
 import { analyzeWithRules, RULES_PROVIDER, type AnalysisContext, type Insight } from '../domain/analyzer';
 import type { IncidentState, Severity, SignalType, TimelineEvent } from '../domain/incident';
+import type { AcknowledgeRequest, CorrelatedSignal, ResolveRequest, SnoozeRequest } from '../domain/incident-requests';
 import { redactText } from '../domain/redact';
 import { riskScore, severityFromRisk } from '../domain/risk';
 import { categoryForSignal } from '../domain/runbook';
@@ -15,12 +16,6 @@ import {
 } from '../store/incidents';
 import { InsightModel, IncidentModel, RunbookModel } from '../store/models';
 import { allocateName } from '../store/names';
-import type {
-  AcknowledgeRequest,
-  CorrelatedSignal,
-  ResolveRequest,
-  SnoozeRequest,
-} from '../workflows/incident-messages';
 import { idempotencyKey, withHeartbeat } from './context';
 import { analyzeWithLlm, llmContext, type LlmConfig } from './llm';
 

@@ -290,3 +290,5 @@ export function createMediaActivities(config: Config) {
     },
   };
 }
+
+export type MediaActivities = ReturnType<typeof createMediaActivities>;

@@ -217,3 +217,5 @@ async function convert(input: string, output: string, mime: string | undefined):
     throw failed(`the audio${mime ? ` (${mime})` : ''} could not be read: ${firstLine(soxError)}${hint}.`);
   }
 }
+
+export type TranscriptionActivities = ReturnType<typeof createTranscriptionActivities>;

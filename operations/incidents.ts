@@ -17,18 +17,15 @@ import {
   type IncidentRecord,
 } from '../store/incidents';
 import { incidentWorkflow, type IncidentWorkflowInput } from '../workflows/incident';
+import { acknowledgeUpdate, correlateSignal, resolveUpdate, snoozeUpdate } from '../workflows/incident-messages';
 import {
-  acknowledgeUpdate,
   CONFLICT,
-  correlateSignal,
-  resolveUpdate,
-  snoozeUpdate,
   type AcknowledgeRequest,
   type Actor,
   type CorrelatedSignal,
   type ResolveRequest,
   type SnoozeRequest,
-} from '../workflows/incident-messages';
+} from '../domain/incident-requests';
 import { INCIDENT, INCIDENT_STATE, NAMESPACE, RESOURCE, SEVERITY } from '../workflows/search-attributes';
 
 /**

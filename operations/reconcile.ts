@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { resourceKey, type Severity } from '../domain/incident';
+import type { LiveState } from '../domain/incident-requests';
 import { clearDedupEntry, getIncident, type IncidentRecord } from '../store/incidents';
 import {
   existingIncidents,
@@ -8,7 +9,7 @@ import {
   quietOpenIncidents,
   updateIfState,
 } from '../store/reconcile';
-import { liveStateQuery, type LiveState } from '../workflows/incident-messages';
+import { liveStateQuery } from '../workflows/incident-messages';
 import { INCIDENT, NAMESPACE, RESOURCE, SEVERITY } from '../workflows/search-attributes';
 import { startIncidentRun, type IncidentOps } from './incidents';
 

@@ -1,6 +1,9 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { PreparedTurn } from '../activities/chat';
+import type { AgentLlmActivities } from '../activities/agent-llm';
+import type { AgentToolActivities } from '../activities/agent-tools';
+import type { ChatActivities, PreparedTurn } from '../activities/chat';
+import type { MediaActivities } from '../activities/media';
+import type { TranscriptionActivities } from '../activities/transcribe';
 import { agentConversation, MAX_AGENT_STEPS, type AgentMessage } from '../domain/agent-conversation';
 import { TOOL_NAMES, type ToolCall, type ToolCaller, type ToolName, type ToolResult } from '../domain/agent-tools';
 import { extractSendDirectives, NOTICE_AFTER_MS, type ChatTurn, type MediaRef, type ReplyImage } from '../domain/chat';
@@ -9,7 +12,7 @@ import type { AgentTurnInput } from './chat-messages';
 import { Outbox } from './outbox';
 
 /** The turn's own records: quick and idempotent, retried without a cap (MongoDB may be down for a while). */
-const store = proxyActivities<Activities>({
+const store = proxyActivities<ChatActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
@@ -20,18 +23,18 @@ const store = proxyActivities<Activities>({
  * Bounded on purpose, unlike the incident workflow's persistence.
  */
 /** Downloads refuse for good (SSRF, size) or fail transiently (timeouts, 5xx). */
-const media = proxyActivities<Activities>({
+const media = proxyActivities<MediaActivities>({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumAttempts: 4 },
 });
 /** Transcription heartbeats (a local recogniser may run for minutes). */
-const stt = proxyActivities<Activities>({
+const stt = proxyActivities<TranscriptionActivities>({
   startToCloseTimeout: '5m',
   heartbeatTimeout: '30s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 /** A model step heartbeats while the model thinks: a dead worker is noticed in seconds. */
-const llm = proxyActivities<Activities>({
+const llm = proxyActivities<AgentLlmActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '10s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumAttempts: 3 },
@@ -41,14 +44,14 @@ const llm = proxyActivities<Activities>({
  * throw is our own MongoDB or Temporal being down (refusals come back as results): retried for
  * up to 10 minutes, then the turn answers with an error.
  */
-const tools = proxyActivities<Activities>({
+const tools = proxyActivities<AgentToolActivities>({
   startToCloseTimeout: '5m',
   scheduleToCloseTimeout: '10m',
   heartbeatTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 /** A shell command is not idempotent: it runs at most once. */
-const shell = proxyActivities<Activities>({
+const shell = proxyActivities<AgentToolActivities>({
   startToCloseTimeout: '15m',
   heartbeatTimeout: '10s',
   retry: { maximumAttempts: 1 },

@@ -1,62 +1,13 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { IncidentState, SignalType } from '../domain/incident';
-import type { Role } from '../domain/roles';
+import type {
+  AcknowledgeRequest,
+  CorrelatedSignal,
+  LiveState,
+  ResolveRequest,
+  SnoozeRequest,
+} from '../domain/incident-requests';
 
-/** Who asked, as the audit log records it (the token's user, never a name from the body). */
-export interface Actor {
-  user: string;
-  role: Role;
-  sourceIP: string;
-  userAgent: string;
-}
-
-export interface AcknowledgeRequest {
-  acknowledgedBy: string;
-  message: string;
-  actor: Actor;
-}
-
-export interface SnoozeRequest {
-  /** Go duration text as given, and its length in ms (validated by the API and again here). */
-  duration: string;
-  durationMs: number;
-  reason: string;
-  snoozedBy: string;
-  actor: Actor;
-}
-
-export interface ResolveRequest {
-  resolution: string;
-  actor: Actor;
-  /** True when the alert source resolved it (Alertmanager), false for a person. */
-  atSource: boolean;
-}
-
-export interface CorrelatedSignal {
-  signalType: SignalType;
-  severity?: string;
-  description: string;
-  source: string;
-  labels: Record<string, string>;
-  at: string;
-}
-
-/** What the workflow knows right now; the query answers with it. */
-export interface LiveState {
-  state: IncidentState;
-  acknowledged: boolean;
-  acknowledgedBy?: string;
-  acknowledgedAt?: string;
-  snoozeUntil?: string;
-  resolvedBy?: string;
-  resolvedAt?: string;
-  correlatedSignals: number;
-}
-
-/** Errors the validators raise; the API maps each type to its HTTP status. */
-export const CONFLICT = 'Conflict';
-export const INVALID = 'InvalidRequest';
-
+/** The incident workflow's messages; their payload types are in domain/incident-requests.ts. */
 export const acknowledgeUpdate = defineUpdate<void, [AcknowledgeRequest]>('acknowledge');
 export const snoozeUpdate = defineUpdate<void, [SnoozeRequest]>('snooze');
 /** Resolves `true`, or `false` when an at-source resolution left an Escalated incident open. */

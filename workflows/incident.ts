@@ -10,20 +10,11 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
 import type { IncidentState, Severity } from '../domain/incident';
-import {
-  acknowledgeUpdate,
-  CONFLICT,
-  correlateSignal,
-  INVALID,
-  liveStateQuery,
-  resolveUpdate,
-  snoozeUpdate,
-  type CorrelatedSignal,
-  type LiveState,
-} from './incident-messages';
+import { CONFLICT, INVALID, type CorrelatedSignal, type LiveState } from '../domain/incident-requests';
+import { acknowledgeUpdate, correlateSignal, liveStateQuery, resolveUpdate, snoozeUpdate } from './incident-messages';
 import { postmortemWorkflow } from './postmortem';
 import { INCIDENT, INCIDENT_STATE, NAMESPACE, RESOURCE, SEVERITY } from './search-attributes';
 
@@ -52,7 +43,7 @@ const analysis = proxyActivities<IncidentActivities>({
  * gets it), never worth blocking the incident. Bounded on purpose: an escalation notice hours
  * late is noise, and the delivery record keeps the last error for `gateway status`.
  */
-const notify = proxyActivities<Activities>({
+const notify = proxyActivities<CallbackActivities>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '1h',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10m' },

@@ -1,5 +1,5 @@
 import { log, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { CallbackActivities } from '../activities/callbacks';
 import { NOTICE_AFTER_MS, PROGRESS_EVERY_MS, truncateReply, type CallbackKind, type ReplyImage } from '../domain/chat';
 import { RELIABLE_DELIVERY_WINDOW_MS } from '../domain/delivery';
 
@@ -7,13 +7,13 @@ import { RELIABLE_DELIVERY_WINDOW_MS } from '../domain/delivery';
  * Final, error and proactive messages must arrive: keep trying for a day (delays set by the
  * activity), so a receiver down for hours still gets them. The day is a product choice (DESIGN §10).
  */
-const reliable = proxyActivities<Activities>({
+const reliable = proxyActivities<CallbackActivities>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: RELIABLE_DELIVERY_WINDOW_MS,
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30m' },
 });
 /** Notices and progress are stale soon: three quick tries on purpose, then the turn goes on. */
-const bestEffort = proxyActivities<Activities>({
+const bestEffort = proxyActivities<CallbackActivities>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '2m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 3 },

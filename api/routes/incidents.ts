@@ -16,7 +16,7 @@ import {
   snoozeIncident,
   type IncidentOps,
 } from '../../operations/incidents';
-import type { Actor } from '../../workflows/incident-messages';
+import type { Actor } from '../../domain/incident-requests';
 import { auditSource } from '../auth';
 import { nonBlank, route } from '../route';
 import {

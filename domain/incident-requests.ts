@@ -1,0 +1,63 @@
+import type { IncidentState, SignalType } from './incident';
+import type { Role } from './roles';
+
+/**
+ * The payloads of the incident workflow's updates, signal and query. They live in domain/ so
+ * activities, operations and the API share them without importing workflow code; the message
+ * definitions themselves stay in workflows/incident-messages.ts.
+ */
+
+/** Who asked, as the audit log records it (the token's user, never a name from the body). */
+export interface Actor {
+  user: string;
+  role: Role;
+  sourceIP: string;
+  userAgent: string;
+}
+
+export interface AcknowledgeRequest {
+  acknowledgedBy: string;
+  message: string;
+  actor: Actor;
+}
+
+export interface SnoozeRequest {
+  /** Go duration text as given, and its length in ms (validated by the API and again here). */
+  duration: string;
+  durationMs: number;
+  reason: string;
+  snoozedBy: string;
+  actor: Actor;
+}
+
+export interface ResolveRequest {
+  resolution: string;
+  actor: Actor;
+  /** True when the alert source resolved it (Alertmanager), false for a person. */
+  atSource: boolean;
+}
+
+export interface CorrelatedSignal {
+  signalType: SignalType;
+  severity?: string;
+  description: string;
+  source: string;
+  labels: Record<string, string>;
+  at: string;
+}
+
+/** What the workflow knows right now; the query answers with it. */
+export interface LiveState {
+  state: IncidentState;
+  acknowledged: boolean;
+  acknowledgedBy?: string;
+  acknowledgedAt?: string;
+  snoozeUntil?: string;
+  resolvedBy?: string;
+  resolvedAt?: string;
+  correlatedSignals: number;
+}
+
+/** Errors the update validators raise; the API maps each type to its HTTP status. */
+export const CONFLICT = 'Conflict';
+export const INVALID = 'InvalidRequest';
