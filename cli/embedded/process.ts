@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'child_process';
+import { existsSync } from 'fs';
 import { createInterface } from 'readline';
 
 /** A child server process that can be stopped and waited for. */
@@ -58,5 +59,56 @@ export function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void
       resolve();
     });
     child.kill('SIGTERM');
+  });
+}
+
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * The command line that runs `binary` so the kernel stops it when we die, even by kill -9
+ * (setpriv sets the parent-death signal, then execs it). Servers that do not watch their stdin
+ * (the Temporal CLI, the Kubernetes components) would otherwise outlive a killed parent.
+ */
+export function diesWithParent(binary: string, args: string[]): [string, string[]] {
+  return existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', binary, ...args]] : [binary, args];
+}
+
+/**
+ * Spawns a server that announces nothing reliable on its output, and resolves once `probe`
+ * answers true (polled). Its output goes to `onLine`; the last lines explain a failed start.
+ */
+export function spawnProbed(
+  name: string,
+  command: string,
+  args: string[],
+  probe: () => Promise<boolean>,
+  options: SpawnOptions & { timeoutMs?: number; onLine?: (line: string) => void } = {},
+): Promise<ServerProcess> {
+  const [cmd, cmdArgs] = diesWithParent(command, args);
+  const child = spawn(cmd, cmdArgs, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  const output: string[] = [];
+  const onLine = (line: string) => {
+    output.push(line);
+    if (output.length > 30) output.shift();
+    options.onLine?.(line);
+  };
+  createInterface({ input: child.stdout! }).on('line', onLine);
+  createInterface({ input: child.stderr! }).on('line', onLine);
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  return new Promise((resolve, reject) => {
+    let exited: string | undefined;
+    child.once('error', (err) => (exited = `could not start: ${err.message}`));
+    child.once('exit', (code, signal) => (exited = `exited (${signal ?? code}) before it was ready`));
+    const deadline = Date.now() + timeoutMs;
+    const poll = async () => {
+      if (exited) return reject(new Error(`${name} ${exited}:\n${output.join('\n')}`));
+      if (await probe().catch(() => false)) return resolve({ child, stop: () => stopProcess(child) });
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        return reject(new Error(`${name} was not ready within ${timeoutMs} ms:\n${output.join('\n')}`));
+      }
+      setTimeout(() => void poll(), 250);
+    };
+    void poll();
   });
 }

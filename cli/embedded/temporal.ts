@@ -2,7 +2,7 @@ import { existsSync } from 'fs';
 import path from 'path';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { TOOLS_DIR } from '../paths';
-import { spawnServer, type ServerProcess } from './process';
+import { diesWithParent, spawnServer, type ServerProcess } from './process';
 
 export interface EmbeddedTemporal extends ServerProcess {
   address: string;
@@ -23,8 +23,6 @@ const typeNames: Record<string, string> = {
  * The Temporal CLI's dev server (DESIGN §3) with Foghorn's search attributes registered.
  * `dbFile` persists workflows across restarts; without it they live in memory.
  */
-const SETPRIV = '/usr/bin/setpriv';
-
 export async function startEmbeddedTemporal(opts: {
   port: number;
   uiPort?: number;
@@ -40,11 +38,8 @@ export async function startEmbeddedTemporal(opts: {
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.
-  // The MongoDB launcher exits when its stdin closes; the Temporal CLI does not. On Linux,
-  // setpriv asks the kernel to stop it when we die, even by kill -9 (it then execs the server).
-  const [command, commandArgs] = existsSync(SETPRIV)
-    ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', binary, ...args]]
-    : [binary, args];
+  // The MongoDB launcher exits when its stdin closes; the Temporal CLI does not.
+  const [command, commandArgs] = diesWithParent(binary, args);
   const server = await spawnServer(
     'Temporal dev server',
     command,

@@ -1,0 +1,290 @@
+import { execFile } from 'child_process';
+import { randomBytes } from 'crypto';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
+import { Agent, request } from 'https';
+import path from 'path';
+import { promisify } from 'util';
+import { parseAllDocuments, stringify } from 'yaml';
+import { REPO_ROOT, TOOLS_DIR } from '../paths';
+import { spawnProbed, type ServerProcess } from './process';
+
+/**
+ * A real Kubernetes control plane on loopback (docs/kubernetes.md): etcd, kube-apiserver,
+ * kube-controller-manager, kube-scheduler and KWOK, which plays the kubelet of fake nodes so
+ * pods run, become ready, crash-loop, get OOM-killed and lose their node. Built by
+ * tools/kube/build.sh into .tools/kube/bin. Used by the cluster tests and `foghorn dev --kube`.
+ */
+export interface LocalKubeOptions {
+  /** State: certificates, tokens, etcd data, kubeconfigs, component logs. Reused when present. */
+  dir: string;
+  ports: { etcd: number; etcdPeer: number; apiserver: number };
+  /** ReplicaSets, rollouts, pod re-creation, node lifecycle (default on). */
+  controllerManager?: boolean;
+  /** The scheduler and KWOK's fake kubelets (default on; needs the controller-manager). */
+  kwok?: boolean;
+}
+
+export interface LocalKube {
+  server: string;
+  /** Bearer token of `admin` (group system:masters). */
+  token: string;
+  /** Bearer token of `restricted`: authenticated, no RBAC rights, so every call answers 403. */
+  restrictedToken: string;
+  /** PEM of the API server's self-signed serving certificate. */
+  caData: string;
+  /** A kubeconfig (YAML) for `admin`, and where it is written. */
+  kubeconfig: string;
+  kubeconfigPath: string;
+  stopApiServer(): Promise<void>;
+  startApiServer(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const KUBE_BIN = path.join(TOOLS_DIR, 'kube', 'bin');
+const STOCK_STAGES = path.join(TOOLS_DIR, 'kube', 'stages', 'stock');
+const OWN_STAGES = path.join(REPO_ROOT, 'tools', 'kube', 'stages');
+const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
+/** The annotation that makes a Node one of KWOK's fake nodes. */
+export const FAKE_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+
+export function kubeToolsInstalled(): boolean {
+  return COMPONENTS.every((c) => existsSync(path.join(KUBE_BIN, c)));
+}
+
+const run = promisify(execFile);
+
+/** Keys, the serving certificate and the static tokens: made once per state dir. */
+async function ensureCredentials(dir: string): Promise<{ token: string; restrictedToken: string }> {
+  const file = (name: string) => path.join(dir, name);
+  if (!existsSync(file('serving.crt'))) {
+    await run('openssl', ['genrsa', '-out', file('sa.key'), '2048']);
+    await run('openssl', ['rsa', '-in', file('sa.key'), '-pubout', '-out', file('sa.pub')]);
+    await run('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '3650',
+      '-keyout', file('serving.key'), '-out', file('serving.crt'),
+      '-subj', '/CN=foghorn-local-kube', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ]); // prettier-ignore
+  }
+  if (!existsSync(file('tokens.csv'))) {
+    const token = randomBytes(24).toString('hex');
+    const restricted = randomBytes(24).toString('hex');
+    writeFileSync(
+      file('tokens.csv'),
+      `${token},admin,admin-uid,system:masters\n${restricted},restricted,restricted-uid\n`,
+      { mode: 0o600 },
+    );
+  }
+  const [admin, restricted] = readFileSync(file('tokens.csv'), 'utf8').trim().split('\n');
+  return { token: admin.split(',')[0], restrictedToken: restricted.split(',')[0] };
+}
+
+/** A kubeconfig for one server and bearer token. */
+export function kubeconfigYaml(server: string, caPem: string, token: string, user = 'admin'): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      { name: 'local', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } },
+    ],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: 'local', context: { cluster: 'local', user } }],
+    'current-context': 'local',
+  });
+}
+
+/**
+ * KWOK's stage files: the stock node and pod lifecycles, with the stock `pod-ready` told to
+ * leave pods labelled `sim` to our failure stages (tools/kube/stages/failures.yaml).
+ */
+function stagesFile(dir: string): string {
+  const docs: unknown[] = [];
+  const files = [
+    ...['node-fast-node-initialize', 'node-heartbeat-node-heartbeat', 'node-chaos-node-not-ready'].map((f) =>
+      path.join(STOCK_STAGES, `${f}.yaml`),
+    ),
+    ...['pod-fast-pod-ready', 'pod-fast-pod-complete', 'pod-fast-pod-delete'].map((f) =>
+      path.join(STOCK_STAGES, `${f}.yaml`),
+    ),
+    path.join(OWN_STAGES, 'failures.yaml'),
+  ];
+  for (const file of files)
+    for (const doc of parseAllDocuments(readFileSync(file, 'utf8'))) {
+      const stage = doc.toJS() as { metadata: { name: string }; spec: { selector: { matchExpressions: unknown[] } } };
+      if (!stage) continue;
+      if (stage.metadata.name === 'pod-ready')
+        stage.spec.selector.matchExpressions.push({ key: '.metadata.labels.sim', operator: 'DoesNotExist' });
+      docs.push(stage);
+    }
+  const out = path.join(dir, 'stages.yaml');
+  writeFileSync(out, docs.map((d) => stringify(d)).join('---\n'));
+  return out;
+}
+
+function httpsOk(url: string, caPem: string, token: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(
+      url,
+      { agent: new Agent({ ca: caPem }), headers: { Authorization: `Bearer ${token}` } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
+    req.setTimeout(3_000, () => req.destroy());
+    req.on('error', () => resolve(false));
+    req.end();
+  });
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(3_000) });
+  return res.ok;
+}
+
+export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube> {
+  if (!kubeToolsInstalled())
+    throw new Error('the Kubernetes control plane is not built: run `npm run kube:build` (about 20 minutes once)');
+  const dir = path.resolve(opts.dir);
+  mkdirSync(path.join(dir, 'logs'), { recursive: true });
+  const { token, restrictedToken } = await ensureCredentials(dir);
+  const file = (name: string) => path.join(dir, name);
+  const caData = readFileSync(file('serving.crt'), 'utf8');
+  const server = `https://127.0.0.1:${opts.ports.apiserver}`;
+  const kubeconfig = kubeconfigYaml(server, caData, token);
+  writeFileSync(file('kubeconfig'), kubeconfig, { mode: 0o600 });
+  const bin = (name: string) => path.join(KUBE_BIN, name);
+  const logTo = (name: string) => {
+    const stream = createWriteStream(path.join(dir, 'logs', `${name}.log`), { flags: 'a' });
+    return (line: string) => stream.write(`${line}\n`);
+  };
+  const started: ServerProcess[] = [];
+  const stopAll = async () => {
+    for (const proc of started.reverse()) await proc.stop();
+    started.length = 0;
+  };
+
+  const etcdUrl = `http://127.0.0.1:${opts.ports.etcd}`;
+  const peerUrl = `http://127.0.0.1:${opts.ports.etcdPeer}`;
+  const startApiServer = () =>
+    spawnProbed(
+      'kube-apiserver',
+      bin('kube-apiserver'),
+      [
+        `--etcd-servers=${etcdUrl}`,
+        '--bind-address=127.0.0.1',
+        `--secure-port=${opts.ports.apiserver}`,
+        `--cert-dir=${dir}`,
+        `--tls-cert-file=${file('serving.crt')}`,
+        `--tls-private-key-file=${file('serving.key')}`,
+        '--service-account-issuer=https://kubernetes.default.svc',
+        `--service-account-key-file=${file('sa.pub')}`,
+        `--service-account-signing-key-file=${file('sa.key')}`,
+        `--token-auth-file=${file('tokens.csv')}`,
+        '--authorization-mode=RBAC',
+        '--service-cluster-ip-range=10.0.0.0/24',
+        // A loopback address cannot be the `kubernetes` Service's endpoint; nothing here needs it.
+        '--endpoint-reconciler-type=none',
+        '--profiling=false',
+      ],
+      () => httpsOk(`${server}/readyz`, caData, token),
+      { timeoutMs: 120_000, onLine: logTo('kube-apiserver') },
+    );
+
+  let apiserver: ServerProcess | undefined;
+  try {
+    started.push(
+      await spawnProbed(
+        'etcd',
+        bin('etcd'),
+        [
+          '--name=default',
+          `--data-dir=${file('etcd')}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=${peerUrl}`,
+          `--initial-advertise-peer-urls=${peerUrl}`,
+          `--initial-cluster=default=${peerUrl}`,
+          '--quota-backend-bytes=4294967296',
+        ],
+        () => httpOk(`${etcdUrl}/health`),
+        { timeoutMs: 60_000, onLine: logTo('etcd') },
+      ),
+    );
+    apiserver = await startApiServer();
+    const componentKubeconfig = file('kubeconfig');
+    const others: ServerProcess[] = [];
+    const alive = () => Promise.resolve(true);
+    if (opts.controllerManager !== false) {
+      const withKwok = opts.kwok !== false;
+      others.push(
+        await spawnProbed(
+          'kube-controller-manager',
+          bin('kube-controller-manager'),
+          [
+            `--kubeconfig=${componentKubeconfig}`,
+            `--service-account-private-key-file=${file('sa.key')}`,
+            `--root-ca-file=${file('serving.crt')}`,
+            '--leader-elect=false',
+            '--secure-port=0',
+            '--use-service-account-credentials=false',
+            // The node-lifecycle controller stays on with KWOK: it lifts new nodes' not-ready taint.
+            `--controllers=*,-nodeipam,-cloud-node-lifecycle,-route,-service${withKwok ? '' : ',-nodelifecycle'}`,
+          ],
+          alive,
+          { onLine: logTo('kube-controller-manager') },
+        ),
+      );
+      if (withKwok) {
+        others.push(
+          await spawnProbed(
+            'kube-scheduler',
+            bin('kube-scheduler'),
+            [`--kubeconfig=${componentKubeconfig}`, '--leader-elect=false', '--secure-port=0'],
+            alive,
+            { onLine: logTo('kube-scheduler') },
+          ),
+          await spawnProbed(
+            'kwok',
+            bin('kwok'),
+            [
+              `--kubeconfig=${componentKubeconfig}`,
+              `--config=${stagesFile(dir)}`,
+              '--manage-all-nodes=false',
+              `--manage-nodes-with-annotation-selector=${FAKE_NODE_ANNOTATION}=fake`,
+              '--node-lease-duration-seconds=40',
+              '--cidr=10.244.0.0/16',
+              '--node-ip=10.1.0.1',
+              '--server-address=',
+            ],
+            alive,
+            { onLine: logTo('kwok') },
+          ),
+        );
+      }
+    }
+    started.push(...others);
+    return {
+      server,
+      token,
+      restrictedToken,
+      caData,
+      kubeconfig,
+      kubeconfigPath: componentKubeconfig,
+      stopApiServer: async () => {
+        await apiserver?.stop();
+      },
+      startApiServer: async () => {
+        apiserver = await startApiServer();
+      },
+      stop: async () => {
+        await Promise.all(others.map((p) => p.stop()));
+        await apiserver?.stop();
+        await stopAll();
+      },
+    };
+  } catch (err) {
+    await apiserver?.stop();
+    await stopAll();
+    throw err;
+  }
+}
