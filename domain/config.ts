@@ -51,6 +51,15 @@ export const configSchema = z.object({
     )
     .pipe(z.array(z.string().min(32, 'each key must be at least 32 characters')))
     .optional(),
+  // Encrypts cluster credentials at rest (AES-256-GCM, store/cluster-secrets.ts): 32 bytes as
+  // base64 or hex; unset: <FOGHORN_DATA_DIR>/secret-key.
+  FOGHORN_SECRET_KEY: z
+    .string()
+    .regex(
+      /^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/,
+      'must be 32 bytes as base64 or 64 hex digits (openssl rand -base64 32)',
+    )
+    .optional(),
   FOGHORN_DATA_DIR: z.string().min(1).default('./data'),
   FOGHORN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FOGHORN_RATE_LIMIT: z.coerce.number().int().min(1).default(600),
@@ -138,6 +147,7 @@ export const SECRET_VARIABLES = [
   'FOGHORN_STT_API_KEY',
   'FOGHORN_AUDIT_KEY',
   'FOGHORN_AUDIT_RETIRED_KEYS',
+  'FOGHORN_SECRET_KEY',
   'MONGODB_URI', // may carry a password
 ] as const;
 const SECRET_NAMES: ReadonlySet<string> = new Set(SECRET_VARIABLES);

@@ -8,7 +8,7 @@ export const REDACTED = '[REDACTED]';
 
 /** Header and field names whose values are secrets wherever they appear. */
 const SECRET_KEY =
-  /^(authorization|proxy-authorization|cookie|set-cookie|x-foghorn-secret|webhook-signature|x-api-key|.*api[-_]?key|apikey|.*[-_]?(token|secret|password|passwd|credentials?|private[-_]?key)|kubeconfig|client[-_]?(key|certificate)[-_]?data|bearer)$/i;
+  /^(authorization|proxy-authorization|cookie|set-cookie|x-foghorn-secret|webhook-signature|x-api-key|.*api[-_]?key|apikey|.*[-_]?(token|secret|password|passwd|credentials?|private[-_]?key|secret[-_]?key)|kubeconfig|client[-_]?(key|certificate)[-_]?data|bearer)$/i;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);

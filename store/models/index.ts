@@ -10,3 +10,5 @@ export * from './postmortem';
 export * from './chat-message';
 export * from './callback-delivery';
 export * from './reconciler-stat';
+export * from './cluster';
+export * from './cluster-secret';

@@ -1,0 +1,71 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
+import { LOCAL_CLUSTER } from '../../domain/cluster';
+import { clusterSecretRevision, readClusterSecret } from '../../store/cluster-secrets';
+import { getCluster } from '../../store/clusters';
+
+/**
+ * The one way activities reach a cluster: by name. Workflows carry the name only; the
+ * credentials are decrypted here, inside the activity, and never returned to a workflow,
+ * logged or put in an error message.
+ */
+
+/** Decrypted configs per cluster, valid while the stored secret keeps its revision. */
+const cache = new Map<string, { revision: string; kc: KubeConfig }>();
+
+const notRegistered = (cluster: string) =>
+  ApplicationFailure.nonRetryable(`Cluster ${cluster} is not registered`, 'ClusterNotFound');
+
+/**
+ * The local cluster from the environment: the in-cluster service account when Foghorn runs in
+ * a pod (KUBERNETES_SERVICE_HOST), else KUBECONFIG; undefined when neither is there. Read each
+ * time: the service-account token is rotated on disk by the kubelet.
+ */
+export function localKubeConfig(env: NodeJS.ProcessEnv = process.env): KubeConfig | undefined {
+  const kc = new KubeConfig();
+  if (env.KUBERNETES_SERVICE_HOST) {
+    kc.loadFromCluster();
+    return kc;
+  }
+  if (env.KUBECONFIG) {
+    kc.loadFromDefault(); // reads every file of KUBECONFIG (a path list), as kubectl does
+    return kc;
+  }
+  return undefined;
+}
+
+/** True when the local cluster can be configured from the environment. */
+export const hasLocalCluster = (env: NodeJS.ProcessEnv = process.env) =>
+  Boolean(env.KUBERNETES_SERVICE_HOST || env.KUBECONFIG);
+
+/**
+ * A KubeConfig for a cluster registered under `cluster` (its decrypted, stored credentials), or
+ * for `local` from the environment when no registration of that name holds credentials.
+ * Throws the non-retryable `ClusterNotFound` failure for an unknown cluster (or one being deleted).
+ */
+export async function kubeConfigFor(cluster: string): Promise<KubeConfig> {
+  const record = await getCluster(cluster);
+  if (record?.source === 'registered') {
+    const revision = await clusterSecretRevision(record.kubeconfigSecret);
+    if (revision === undefined) throw notRegistered(cluster);
+    const cached = cache.get(cluster);
+    if (cached?.revision === revision) return cached.kc;
+    const secret = await readClusterSecret(record.kubeconfigSecret);
+    if (!secret) throw notRegistered(cluster);
+    const kc = new KubeConfig();
+    kc.loadFromString(secret.plaintext);
+    cache.set(cluster, { revision: secret.revision, kc });
+    return kc;
+  }
+  cache.delete(cluster);
+  if (cluster === LOCAL_CLUSTER) {
+    const local = localKubeConfig();
+    if (local) return local;
+  }
+  throw notRegistered(cluster);
+}
+
+/** Drops cached credentials (after a delete; the revision check covers re-registration). */
+export function forgetKubeConfig(cluster: string): void {
+  cache.delete(cluster);
+}

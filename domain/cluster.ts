@@ -1,0 +1,96 @@
+import { z } from 'zod';
+
+/**
+ * Cluster registrations (spec "Cluster registration", DESIGN §4): names, tiers, phases, the
+ * registration body and the classification of a health check. Pure: the credentials are
+ * validated for shape here; parsing a kubeconfig and talking to clusters happen elsewhere.
+ */
+
+export const CLUSTER_TIERS = ['critical', 'standard', 'non-critical'] as const;
+export const clusterTierSchema = z.enum(CLUSTER_TIERS);
+export type ClusterTier = z.infer<typeof clusterTierSchema>;
+
+export const CLUSTER_PHASES = ['Pending', 'Connected', 'Degraded', 'Unreachable', 'Unauthorized'] as const;
+export const clusterPhaseSchema = z.enum(CLUSTER_PHASES);
+export type ClusterPhase = z.infer<typeof clusterPhaseSchema>;
+
+/** The cluster Foghorn runs in (in-cluster service account) or the one KUBECONFIG points at. */
+export const LOCAL_CLUSTER = 'local';
+
+/** The registration namespace when none is given (spec: GET /clusters/{name} defaults to it). */
+export const DEFAULT_CLUSTER_NAMESPACE = 'default';
+
+/** A DNS-1123 label, as Kubernetes names namespaces: it ends up in workflow ids and secret names. */
+export const dns1123LabelSchema = z
+  .string()
+  .max(63)
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label (lower-case letters, digits, "-")');
+
+/** The stored secret holding a cluster's credentials (spec.kubeconfigSecret). */
+export const clusterSecretName = (cluster: string) => `cluster-${cluster}-kubeconfig`;
+
+/** One long-running health workflow and one watcher per cluster name (names are unique). */
+export const clusterHealthWorkflowId = (cluster: string) => `cluster-health-${cluster}`;
+export const clusterWatchWorkflowId = (cluster: string) => `cluster-watch-${cluster}`;
+
+/** A bearer token + server + CA, the alternative to a whole kubeconfig. */
+export const clusterCredentialsSchema = z
+  .object({
+    server: z.string().url('must be a URL such as https://10.0.0.1:6443'),
+    token: z.string().min(1),
+    caData: z.string().min(1).optional().describe('PEM of the CA (or the serving certificate) to trust'),
+    insecureSkipTLSVerify: z.boolean().optional(),
+  })
+  .strict();
+export type ClusterCredentials = z.infer<typeof clusterCredentialsSchema>;
+
+const MAX_KUBECONFIG = 256 * 1024;
+
+/** POST /clusters: metadata + spec; exactly one of `kubeconfig` and `credentials`. */
+export const clusterRegistrationSchema = z
+  .object({
+    metadata: z
+      .object({
+        name: dns1123LabelSchema,
+        namespace: dns1123LabelSchema.default(DEFAULT_CLUSTER_NAMESPACE),
+      })
+      .strict(),
+    spec: z
+      .object({
+        displayName: z.string().trim().min(1).max(200).optional(),
+        tier: clusterTierSchema.default('standard'),
+        region: z.string().trim().max(100).default(''),
+        kubeconfig: z.string().min(1).max(MAX_KUBECONFIG).optional().describe('kubeconfig YAML; stored encrypted'),
+        credentials: clusterCredentialsSchema.optional().describe('stored encrypted'),
+      })
+      .strict()
+      .refine((s) => (s.kubeconfig === undefined) !== (s.credentials === undefined), {
+        message: 'give exactly one of kubeconfig and credentials',
+        path: ['kubeconfig'],
+      }),
+  })
+  .strict();
+export type ClusterRegistrationInput = z.infer<typeof clusterRegistrationSchema>;
+
+/** What one health check saw; `phase` comes from classifyHealth. */
+export interface ClusterObservation {
+  version: string;
+  nodes: number;
+  readyNodes: number;
+  namespaces: number;
+}
+
+/** How a failed check is reported: wrong or expired credentials, or no (sane) answer at all. */
+export type ClusterFailure = 'unauthorized' | 'unreachable';
+
+/** The phase of a check: an answer with every node Ready is Connected, fewer Ready nodes Degraded. */
+export function classifyHealth(result: ClusterObservation | ClusterFailure): ClusterPhase {
+  if (result === 'unauthorized') return 'Unauthorized';
+  if (result === 'unreachable') return 'Unreachable';
+  return result.readyNodes < result.nodes ? 'Degraded' : 'Connected';
+}
+
+/** HTTP status of a failed API call → the failure it means (401/403: the credentials). */
+export function failureOfStatus(status: number | undefined): ClusterFailure {
+  return status === 401 || status === 403 ? 'unauthorized' : 'unreachable';
+}
