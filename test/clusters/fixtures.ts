@@ -1,0 +1,31 @@
+import { configureSecretKey } from '../../store/cluster-secrets';
+
+/** The secret key of cluster credentials in tests (32 bytes, base64); configure it once per file. */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
+
+export function useTestSecretKey(): void {
+  configureSecretKey(TEST_SECRET_KEY);
+}
+
+/** A kubeconfig with distinctive secret strings, for tests that never contact the cluster. */
+export function fakeKubeconfig(opts: { server?: string; token?: string } = {}): string {
+  const server = opts.server ?? 'https://127.0.0.1:1';
+  const token = opts.token ?? 'fake-token-4f9c2a7e1b3d5c6a8e0f';
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: c1',
+    '  cluster:',
+    `    server: ${server}`,
+    'users:',
+    '- name: u1',
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: ctx',
+    '  context: {cluster: c1, user: u1}',
+    'current-context: ctx',
+    '',
+  ].join('\n');
+}
