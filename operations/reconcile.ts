@@ -1,7 +1,8 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { resourceKey, type Severity } from '../domain/incident';
+import type { Severity } from '../domain/incident';
+import { recoveredIncidentRecord, type IncidentRecord, type OrphanedRun } from '../domain/incident-record';
 import type { LiveState } from '../domain/incident-requests';
-import { clearDedupEntry, getIncident, type IncidentRecord } from '../store/incidents';
+import { clearDedupEntry, getIncident } from '../store/incidents';
 import {
   existingIncidents,
   insertIncidentIfAbsent,
@@ -180,13 +181,13 @@ export async function reconcileDedupEntries(o: ReconcileOptions): Promise<Repair
 export async function reconcileOrphanWorkflows(o: ReconcileOptions): Promise<Repair[]> {
   const repairs: Repair[] = [];
   const started = since(o).toISOString();
-  let chunk: OrphanCandidate[] = [];
+  let chunk: OrphanedRun[] = [];
   const check = async () => {
     const known = await existingIncidents(chunk.map((w) => w.name));
     for (const wf of chunk.filter((w) => !known.has(w.name))) {
       const live = await liveState(o.client, wf.name);
       if (!live || live.state === 'Resolved' || !wf.namespace || !wf.resource) continue;
-      if (await insertIncidentIfAbsent(recoveredRecord(wf, live)))
+      if (await insertIncidentIfAbsent(recoveredIncidentRecord(wf, live, new Date())))
         repairs.push({
           kind: 'incident-record-recreated',
           subject: wf.name,
@@ -211,51 +212,4 @@ export async function reconcileOrphanWorkflows(o: ReconcileOptions): Promise<Rep
   }
   await check();
   return repairs;
-}
-
-interface OrphanCandidate {
-  name: string;
-  namespace: string;
-  resource: string;
-  severity: Severity;
-  startedAt: Date;
-}
-
-/** A record rebuilt from a workflow: what it knows, and empty fields for what only the lost record held. */
-function recoveredRecord(wf: OrphanCandidate, live: LiveState): IncidentRecord {
-  const cluster = 'local';
-  const key = resourceKey({ cluster, namespace: wf.namespace, resource: wf.resource });
-  return {
-    name: wf.name,
-    namespace: wf.namespace,
-    cluster,
-    resource: wf.resource,
-    resourceKey: key,
-    signalType: 'Custom',
-    severity: wf.severity,
-    severitySource: 'source',
-    description: 'Record rebuilt by the reconciler from the incident workflow; the original signal details were lost',
-    labels: {},
-    detectionSource: 'reconciler',
-    correlationId: key,
-    runbook: '',
-    escalationPolicy: 'default',
-    state: live.state,
-    riskScore: 0,
-    correlatedSignals: [],
-    analysisResult: { rootCause: '', recommendation: '', confidence: 0, relatedEvents: [] },
-    insight: '',
-    acknowledged: live.acknowledged,
-    ...(live.acknowledgedBy && { acknowledgedBy: live.acknowledgedBy }),
-    ...(live.acknowledgedAt && { acknowledgedAt: new Date(live.acknowledgedAt) }),
-    snoozed: Boolean(live.snoozeUntil),
-    ...(live.snoozeUntil && { snoozeUntil: new Date(live.snoozeUntil) }),
-    assignedTo: '',
-    detectedAt: wf.startedAt,
-    createdAt: new Date(),
-    lastUpdated: new Date(),
-    remediationAttempts: 0,
-    annotations: {},
-    postmortem: '',
-  };
 }

@@ -1,74 +1,14 @@
 import type { IncidentState, Signal, TimelineEvent } from '../domain/incident';
 import { resourceKey } from '../domain/incident';
-import { riskScore, severityFromRisk } from '../domain/risk';
+import { detectionEvent, newIncidentRecord, type IncidentRecord } from '../domain/incident-record';
 import { isDuplicateKey } from './connection';
 import { DedupEntryModel, IncidentModel, TimelineEventModel } from './models';
 import { allocateName } from './names';
 import { findPage, type Page } from './pagination';
 
-/** An incident as stored (lean). */
-export type IncidentRecord = {
-  name: string;
-  namespace: string;
-  cluster: string;
-  resource: string;
-  resourceKey: string;
-  signalType: Signal['signalType'];
-  severity: NonNullable<Signal['severity']>;
-  severitySource: 'source' | 'risk';
-  description: string;
-  labels: Record<string, string>;
-  detectionSource: string;
-  correlationId: string;
-  runbook: string;
-  escalationPolicy: string;
-  state: IncidentState;
-  riskScore: number;
-  correlatedSignals: {
-    signalType: string;
-    severity?: string;
-    description: string;
-    source: string;
-    labels: Record<string, string>;
-    at: Date;
-  }[];
-  analysisResult: { rootCause: string; recommendation: string; confidence: number; relatedEvents: string[] };
-  insight: string;
-  acknowledged: boolean;
-  acknowledgedBy?: string;
-  acknowledgedAt?: Date;
-  acknowledgeMessage?: string;
-  snoozed: boolean;
-  snoozedBy?: string;
-  snoozedAt?: Date;
-  snoozeUntil?: Date;
-  snoozeReason?: string;
-  assignedTo: string;
-  detectedAt: Date;
-  createdAt: Date;
-  lastUpdated: Date;
-  escalatedAt?: Date;
-  remediationAttempts: number;
-  resolvedAt?: Date;
-  resolution?: string;
-  resolvedBy?: string;
-  annotations: Record<string, string>;
-  postmortem: string;
-};
+export type { IncidentRecord } from '../domain/incident-record';
 
 const NO_ID = { _id: 0 } as const;
-
-/** The timeline event that opens an incident. */
-function detectionEvent(signal: Signal, severity: string, at: Date): TimelineEvent {
-  return {
-    timestamp: at,
-    type: 'Detection',
-    source: signal.detectionSource === 'alertmanager' ? 'alertmanager' : 'detector',
-    message: `${signal.signalType} detected on ${signal.resource} in ${signal.namespace}${signal.description ? `: ${signal.description}` : ''}`,
-    severity: severity as TimelineEvent['severity'],
-    details: { signalType: signal.signalType, cluster: signal.cluster, detectionSource: signal.detectionSource },
-  };
-}
 
 const JOIN_WAIT_MS = 25;
 const JOIN_TRIES = 200;
@@ -125,41 +65,10 @@ export async function openOrJoin(
       if (isDuplicateKey(err)) continue; // someone else opened it first: join theirs
       throw err;
     }
-    const score = riskScore(signal.signalType, signal.severity, 0);
-    const severity = signal.severity ?? severityFromRisk(score);
-    const incident: IncidentRecord = {
-      name,
-      namespace: signal.namespace,
-      cluster: signal.cluster,
-      resource: signal.resource,
-      resourceKey: key,
-      signalType: signal.signalType,
-      severity,
-      severitySource: signal.severity ? 'source' : 'risk',
-      description: signal.description,
-      labels: signal.labels,
-      detectionSource: signal.detectionSource,
-      correlationId: key,
-      runbook: '',
-      escalationPolicy: 'default',
-      state: 'Detected',
-      riskScore: score,
-      correlatedSignals: [],
-      analysisResult: { rootCause: '', recommendation: '', confidence: 0, relatedEvents: [] },
-      insight: '',
-      acknowledged: false,
-      snoozed: false,
-      assignedTo: '',
-      detectedAt: at,
-      createdAt: at,
-      lastUpdated: at,
-      remediationAttempts: 0,
-      annotations: {},
-      postmortem: '',
-    };
+    const incident = newIncidentRecord(name, signal, at);
     // The event first: a crash between the two leaves an unseen event, never a visible incident
     // whose timeline lacks its Detection.
-    await appendTimeline(name, [{ key: `${name}/detection`, event: detectionEvent(signal, severity, at) }]);
+    await appendTimeline(name, [{ key: `${name}/detection`, event: detectionEvent(signal, incident.severity, at) }]);
     await IncidentModel.create(incident);
     return { created: true, incident };
   }
