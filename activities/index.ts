@@ -6,6 +6,8 @@ import { recordAudit } from './audit';
 import { createCallbackActivities } from './callbacks';
 import { createChatActivities } from './chat';
 import { createIncidentActivities } from './incidents';
+import { createKubeActionActivities } from './kube-actions';
+import { createKubeReadActivities } from './kube-reads';
 import type { LlmConfig } from './llm';
 import { createMediaActivities } from './media';
 import { createPostmortemActivities } from './postmortem';
@@ -39,6 +41,8 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createAgentToolActivities({ config, client, taskQueue }),
     ...createAgentLlmActivities(llm),
     ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
+    ...createKubeActionActivities(),
+    ...createKubeReadActivities(),
   };
 }
 
