@@ -11,6 +11,7 @@ import { createKubeReadActivities } from './kube-reads';
 import type { LlmConfig } from './llm';
 import { createMediaActivities } from './media';
 import { createPostmortemActivities } from './postmortem';
+import { createKubeWatchActivities } from './kube-watch';
 import { createReconcileActivities } from './reconcile';
 import { createTranscriptionActivities } from './transcribe';
 
@@ -43,6 +44,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
     ...createKubeActionActivities(),
     ...createKubeReadActivities(),
+    ...createKubeWatchActivities({ config, client, taskQueue }),
   };
 }
 

@@ -118,6 +118,8 @@ export const configSchema = z.object({
     .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, 'must be a user name or uid such as nobody')
     .default('nobody'),
   FOGHORN_AGENT_SHELL_NETWORK: z.enum(['none', 'host'], { message: 'must be none or host' }).default('none'),
+  // Cluster watcher: how long a pod may be not ready (or a Deployment short of replicas) before it is a failure.
+  FOGHORN_WATCH_NOT_READY_AFTER: goDuration.default('5m'),
   FOGHORN_STT: z.enum(['openai', 'pocketsphinx'], { message: 'must be openai or pocketsphinx' }).optional(),
   FOGHORN_STT_BASE_URL: z.string().url('must be a URL such as http://localhost:8000/v1').optional(),
   FOGHORN_STT_API_KEY: z.string().optional(),

@@ -4,3 +4,4 @@ export { postmortemWorkflow } from './postmortem';
 export { chatWorkflow } from './chat';
 export { agentTurnWorkflow } from './agent-turn';
 export { reconcilerWorkflow } from './reconciler';
+export { clusterWatchWorkflow } from './cluster-watch';

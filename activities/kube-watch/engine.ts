@@ -1,0 +1,482 @@
+import {
+  AppsV1Api,
+  CoreV1Api,
+  ListWatch,
+  Watch,
+  type CoreV1Event,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1Deployment,
+  type V1Node,
+  type V1Pod,
+  type V1ReplicaSet,
+} from '@kubernetes/client-node';
+import type { Signal } from '../../domain/incident';
+import { nodeWorkload, podWorkload, workloadKey, type WorkloadRef } from '../../domain/kube-owners';
+import {
+  deploymentFailure,
+  nodeFailure,
+  podFailure,
+  type Failure,
+  type Thresholds,
+  type WarningEvidence,
+} from '../../domain/kube-signals';
+import { FailureTracker, type WatchAction, type WatchCheckpoint } from '../../domain/kube-watch-state';
+import type { SignalType } from '../../domain/runbook';
+
+/**
+ * One cluster's watch: informers (list + watch, never polling) on pods, ReplicaSets (for pod →
+ * Deployment), Deployments, nodes and warning Events, feeding the FailureTracker, and a delivery
+ * loop that hands what the tracker wants sent to ingestion. No Temporal here: the activity
+ * (activities/kube-watch.ts) adds heartbeats and cancellation; the benchmark drives it directly.
+ */
+
+export interface WatchLog {
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+}
+
+/** An open incident of this watcher, as ingestion's record has it (see FailureTracker.knownToIngestion). */
+export interface KnownIncident {
+  workload: WorkloadRef;
+  members: [string, SignalType][];
+  open: boolean;
+}
+
+export interface ClusterWatcherOptions {
+  cluster: string;
+  kc: KubeConfig;
+  thresholds: Thresholds;
+  /** Ingestion (applySignal). Throwing an error with a 4xx `status` drops the signal; anything else is retried. */
+  deliver(signal: Signal, status: 'firing' | 'resolved'): Promise<unknown>;
+  /** What ingestion already has (read once, before the first delivery). */
+  knownIncidents?(): Promise<KnownIncident[]>;
+  maxSignalsPerWorkload?: number;
+  /** Parallel deliveries (each workload's own signals stay in order). */
+  concurrency?: number;
+  log?: WatchLog;
+}
+
+export interface WatcherStats {
+  /** Pod add/update/delete notifications handled (a status change is an update). */
+  podEvents: number;
+  deploymentEvents: number;
+  nodeEvents: number;
+  warningEvents: number;
+  firing: number;
+  resolved: number;
+  deliveryErrors: number;
+  /** Informer restarts after an error (disconnect, API server down). */
+  restarts: number;
+  relists: number;
+}
+
+const BACKOFF_START_MS = 500;
+const BACKOFF_CAP_MS = 30_000;
+const EVIDENCE_CAP = 5_000;
+const DEFAULT_MAX_SIGNALS = 50;
+
+/** Capped exponential back-off with full jitter. */
+export const backoffMs = (attempt: number) =>
+  Math.round(Math.min(BACKOFF_CAP_MS, BACKOFF_START_MS * 2 ** Math.min(attempt, 16)) * (0.5 + Math.random() / 2));
+
+const status = (err: unknown): number | undefined => {
+  const e = err as { status?: unknown; code?: unknown; statusCode?: unknown } | undefined;
+  for (const v of [e?.status, e?.code, e?.statusCode]) if (typeof v === 'number') return v;
+  return undefined;
+};
+
+/** An error as a log field: its class and status, and a short message (never a request or header). */
+const describe = (err: unknown) => ({
+  error: err instanceof Error ? err.constructor.name : typeof err,
+  status: status(err),
+  message: String((err as Error)?.message ?? err).slice(0, 200),
+});
+
+type Kind = 'pods' | 'replicasets' | 'deployments' | 'nodes' | 'events';
+
+interface Informer<T extends KubernetesObject> {
+  kind: Kind;
+  lw: ListWatch<T>;
+  synced: boolean;
+  attempt: number;
+  timer?: NodeJS.Timeout;
+}
+
+export class ClusterWatcher {
+  readonly stats: WatcherStats = {
+    podEvents: 0,
+    deploymentEvents: 0,
+    nodeEvents: 0,
+    warningEvents: 0,
+    firing: 0,
+    resolved: 0,
+    deliveryErrors: 0,
+    restarts: 0,
+    relists: 0,
+  };
+  private readonly tracker: FailureTracker;
+  private readonly log: WatchLog;
+  private readonly pods: Informer<V1Pod>;
+  private readonly replicaSets: Informer<V1ReplicaSet>;
+  private readonly deployments: Informer<V1Deployment>;
+  private readonly nodes: Informer<V1Node>;
+  private readonly events: Informer<CoreV1Event>;
+  private readonly informers: Informer<KubernetesObject>[];
+  /** Each pod's workload as last seen, so a pod that moves (its ReplicaSet appeared) leaves the old one. */
+  private readonly podWorkloads = new Map<string, WorkloadRef>();
+  private readonly unavailableSince = new Map<string, number>();
+  /** Latest warning Event per involved object (`ns/Kind/name`), bounded. */
+  private readonly evidence = new Map<string, WarningEvidence>();
+  private resourceVersions: Record<string, string> = {};
+  private stopped = false;
+  private ready = false;
+  private pausedUntil = 0;
+  private pauseAttempt = 0;
+  private retryTimer?: NodeJS.Timeout;
+  private tick?: NodeJS.Timeout;
+  private readonly inFlight = new Set<string>();
+  private readonly queued = new Set<string>();
+  private running = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly opts: ClusterWatcherOptions) {
+    this.tracker = new FailureTracker({
+      cluster: opts.cluster,
+      maxSignalsPerWorkload: opts.maxSignalsPerWorkload ?? DEFAULT_MAX_SIGNALS,
+    });
+    this.log = opts.log ?? { info: () => undefined, warn: () => undefined };
+    const core = opts.kc.makeApiClient(CoreV1Api);
+    const apps = opts.kc.makeApiClient(AppsV1Api);
+    const watch = new Watch(opts.kc);
+    const make = <T extends KubernetesObject>(
+      kind: Kind,
+      path: string,
+      list: () => Promise<{ items: T[]; metadata?: { resourceVersion?: string } }>,
+      fieldSelector?: string,
+    ): Informer<T> => ({
+      kind,
+      lw: new ListWatch<T>(
+        path,
+        watch,
+        async () => {
+          this.stats.relists++;
+          return list();
+        },
+        false,
+        undefined,
+        fieldSelector,
+      ),
+      synced: false,
+      attempt: 0,
+    });
+    this.pods = make('pods', '/api/v1/pods', () => core.listPodForAllNamespaces());
+    this.replicaSets = make('replicasets', '/apis/apps/v1/replicasets', () => apps.listReplicaSetForAllNamespaces());
+    this.deployments = make('deployments', '/apis/apps/v1/deployments', () => apps.listDeploymentForAllNamespaces());
+    this.nodes = make('nodes', '/api/v1/nodes', () => core.listNode());
+    this.events = make(
+      'events',
+      '/api/v1/events',
+      () => core.listEventForAllNamespaces({ fieldSelector: 'type=Warning' }),
+      'type=Warning',
+    );
+    // ReplicaSets first: pods then map to their Deployment from the first list on.
+    this.informers = [
+      this.replicaSets,
+      this.events,
+      this.pods,
+      this.deployments,
+      this.nodes,
+    ] as Informer<KubernetesObject>[];
+
+    const onPod = (deleted: boolean) => (pod: V1Pod) => {
+      this.stats.podEvents++;
+      this.onPod(pod, deleted);
+    };
+    this.pods.lw.on('add', onPod(false));
+    this.pods.lw.on('update', onPod(false));
+    this.pods.lw.on('delete', onPod(true));
+    const onDeployment = (deleted: boolean) => (d: V1Deployment) => {
+      this.stats.deploymentEvents++;
+      this.onDeployment(d, deleted, Date.now());
+      this.kick();
+    };
+    this.deployments.lw.on('add', onDeployment(false));
+    this.deployments.lw.on('update', onDeployment(false));
+    this.deployments.lw.on('delete', onDeployment(true));
+    const onNode = (deleted: boolean) => (n: V1Node) => {
+      this.stats.nodeEvents++;
+      this.onNode(n, deleted);
+      this.kick();
+    };
+    this.nodes.lw.on('add', onNode(false));
+    this.nodes.lw.on('update', onNode(false));
+    this.nodes.lw.on('delete', onNode(true));
+    this.events.lw.on('add', (e) => this.onEvent(e));
+    this.events.lw.on('update', (e) => this.onEvent(e));
+    for (const inf of this.informers) inf.lw.on('error', (err) => this.onInformerError(inf, err));
+  }
+
+  /** What a previous run knew (checkpoint from a heartbeat or the previous round). */
+  restore(cp: WatchCheckpoint): void {
+    this.tracker.restore(cp);
+    for (const [k, v] of Object.entries(cp.unavailableSince)) this.unavailableSince.set(k, v);
+    this.resourceVersions = { ...cp.resourceVersions };
+  }
+
+  /**
+   * Starts the informers; deliveries begin once every one of them listed (and ingestion's open
+   * incidents were read), so nothing is judged on a half-known cluster.
+   */
+  async start(): Promise<void> {
+    const known = (await this.opts.knownIncidents?.()) ?? [];
+    for (const k of known) this.tracker.knownToIngestion(k.workload, k.members, k.open);
+    await Promise.all(this.informers.map((inf) => this.startInformer(inf)));
+    const period = Math.min(15_000, Math.max(1_000, Math.floor(this.opts.thresholds.notReadyAfterMs / 4)));
+    // No event arrives when time passes: "not ready for longer than" needs a clock.
+    this.tick = setInterval(() => this.reevaluate(), period);
+    this.maybeReady();
+  }
+
+  get isReady(): boolean {
+    return this.ready;
+  }
+
+  checkpoint(): WatchCheckpoint {
+    for (const inf of this.informers) {
+      const rv = inf.lw.latestResourceVersion();
+      if (rv) this.resourceVersions[inf.kind] = rv;
+    }
+    return this.tracker.checkpoint({ ...this.resourceVersions }, this.unavailableSince);
+  }
+
+  trackerStats() {
+    return this.tracker.stats();
+  }
+
+  /** Resolves once nothing is queued or being delivered (benchmark, tests). */
+  idle(): Promise<void> {
+    if (this.running === 0 && this.queued.size === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  /** Stops watching; waits for deliveries in flight (the rest stays in the checkpoint). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.tick);
+    clearTimeout(this.retryTimer);
+    for (const inf of this.informers) {
+      clearTimeout(inf.timer);
+      await inf.lw.stop();
+    }
+    this.queued.clear();
+    while (this.running > 0) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  // --- informers -------------------------------------------------------------------------
+
+  private async startInformer(inf: Informer<KubernetesObject>): Promise<void> {
+    if (this.stopped) return;
+    let failed = false;
+    const onError = () => (failed = true);
+    inf.lw.on('error', onError);
+    try {
+      await inf.lw.start();
+    } catch (err) {
+      failed = true;
+      this.onInformerError(inf, err);
+    } finally {
+      inf.lw.off('error', onError);
+    }
+    if (failed || this.stopped) return;
+    inf.attempt = 0;
+    if (!inf.synced) {
+      inf.synced = true;
+      this.maybeReady();
+    }
+  }
+
+  /** Disconnect, API server down, 403 …: back off (capped, jittered) and start again. 410 Gone never gets here: the informer relists itself. */
+  private onInformerError(inf: Informer<KubernetesObject>, err: unknown): void {
+    if (this.stopped || inf.timer) return;
+    const delay = backoffMs(inf.attempt++);
+    this.log.warn('cluster watch interrupted; resuming', {
+      cluster: this.opts.cluster,
+      resource: inf.kind,
+      retryInMs: delay,
+      ...describe(err),
+    });
+    inf.timer = setTimeout(() => {
+      inf.timer = undefined;
+      this.stats.restarts++;
+      void this.startInformer(inf);
+    }, delay);
+  }
+
+  private maybeReady(): void {
+    if (this.ready || !this.informers.every((i) => i.synced)) return;
+    this.ready = true;
+    this.log.info('cluster watch synced', { cluster: this.opts.cluster });
+    this.reevaluate();
+  }
+
+  // --- objects → tracker -----------------------------------------------------------------
+
+  private thresholds(): Thresholds {
+    return this.opts.thresholds;
+  }
+
+  private onPod(pod: V1Pod, deleted: boolean, now = Date.now()): WorkloadRef | undefined {
+    const ns = pod.metadata?.namespace ?? '';
+    const name = pod.metadata?.name ?? '';
+    const key = `${ns}/${name}`;
+    const member = `Pod/${name}`;
+    const prev = this.podWorkloads.get(key);
+    const wl = deleted
+      ? undefined
+      : podWorkload(
+          pod,
+          (n, rs) => this.replicaSets.lw.get(rs, n) as { metadata?: V1ReplicaSet['metadata'] } | undefined,
+        );
+    if (prev && (!wl || workloadKey(prev) !== workloadKey(wl))) this.tracker.observe(prev, member, undefined);
+    if (!wl) {
+      this.podWorkloads.delete(key);
+      this.kick();
+      return undefined;
+    }
+    this.podWorkloads.set(key, wl);
+    this.observe(wl, member, podFailure(pod, now, this.thresholds()), `${ns}/Pod/${name}`);
+    this.kick();
+    return wl;
+  }
+
+  private onDeployment(d: V1Deployment, deleted: boolean, now: number): WorkloadRef {
+    const ref: WorkloadRef = {
+      namespace: d.metadata?.namespace ?? '',
+      kind: 'Deployment',
+      name: d.metadata?.name ?? '',
+    };
+    const key = workloadKey(ref);
+    if (deleted || !((d.status?.unavailableReplicas ?? 0) > 0)) this.unavailableSince.delete(key);
+    else if (!this.unavailableSince.has(key)) this.unavailableSince.set(key, now);
+    const failure = deleted ? undefined : deploymentFailure(d, now, this.thresholds(), this.unavailableSince.get(key));
+    this.observe(ref, `Deployment/${ref.name}`, failure, `${ref.namespace}/Deployment/${ref.name}`);
+    return ref;
+  }
+
+  private onNode(n: V1Node, deleted: boolean): WorkloadRef {
+    const ref = nodeWorkload(n.metadata?.name ?? '');
+    this.observe(ref, `Node/${ref.name}`, deleted ? undefined : nodeFailure(n), `/Node/${ref.name}`);
+    return ref;
+  }
+
+  private onEvent(e: CoreV1Event): void {
+    this.stats.warningEvents++;
+    const o = e.involvedObject;
+    if (!o?.kind || !o.name) return;
+    const key = `${o.namespace ?? ''}/${o.kind}/${o.name}`;
+    this.evidence.delete(key); // re-insert: the Map's order is recency
+    this.evidence.set(key, {
+      reason: e.reason ?? '',
+      message: (e.message ?? '').slice(0, 300),
+      count: e.count ?? e.series?.count ?? 1,
+    });
+    if (this.evidence.size > EVIDENCE_CAP) this.evidence.delete(this.evidence.keys().next().value as string);
+  }
+
+  private observe(ref: WorkloadRef, member: string, failure: Failure | undefined, evidenceKey: string): void {
+    this.tracker.observe(ref, member, failure, failure ? this.evidence.get(evidenceKey) : undefined);
+  }
+
+  /**
+   * Everything again against the clock (thresholds), and every tracked member the caches no
+   * longer hold is gone (deleted while a watch was down, or while this worker was dead).
+   */
+  private reevaluate(): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    const seen = new Set<string>();
+    const mark = (ref: WorkloadRef | undefined, member: string) => ref && seen.add(`${workloadKey(ref)}|${member}`);
+    for (const pod of this.pods.lw.list()) mark(this.onPod(pod, false, now), `Pod/${pod.metadata?.name}`);
+    for (const d of this.deployments.lw.list())
+      mark(this.onDeployment(d, false, now), `Deployment/${d.metadata?.name}`);
+    for (const n of this.nodes.lw.list()) mark(this.onNode(n, false), `Node/${n.metadata?.name}`);
+    if (this.ready)
+      for (const ref of this.tracker.workloadRefs())
+        for (const m of this.tracker.members(ref))
+          if (!seen.has(`${workloadKey(ref)}|${m}`)) this.tracker.observe(ref, m, undefined);
+    this.kick();
+  }
+
+  // --- delivery --------------------------------------------------------------------------
+
+  private kick(): void {
+    if (!this.ready || this.stopped) return;
+    for (const key of this.tracker.takeDirty()) this.queued.add(key);
+    if (Date.now() < this.pausedUntil) return;
+    const limit = this.opts.concurrency ?? 4;
+    for (const key of [...this.queued]) {
+      if (this.running >= limit) break;
+      if (this.inFlight.has(key)) continue;
+      this.queued.delete(key);
+      this.inFlight.add(key);
+      this.running++;
+      void this.deliverWorkload(key).finally(() => {
+        this.inFlight.delete(key);
+        this.running--;
+        if (this.running === 0 && this.queued.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+        this.kick();
+      });
+    }
+  }
+
+  /** Sends a workload's signals in order until it has none or ingestion is unavailable. */
+  private async deliverWorkload(key: string): Promise<void> {
+    for (let action = this.tracker.next(key); action && !this.stopped; action = this.tracker.next(key)) {
+      if (Date.now() < this.pausedUntil) {
+        this.queued.add(key);
+        return;
+      }
+      try {
+        await this.opts.deliver(action.signal, action.status);
+      } catch (err) {
+        this.stats.deliveryErrors++;
+        const code = status(err);
+        if (code !== undefined && code >= 400 && code < 500) {
+          this.log.warn('cluster watch signal refused by ingestion; dropped', {
+            cluster: this.opts.cluster,
+            workload: key,
+            ...describe(err),
+          });
+          this.tracker.drop(action);
+          continue;
+        }
+        this.pauseDelivery(key, err);
+        return;
+      }
+      this.delivered(action);
+    }
+  }
+
+  private delivered(action: WatchAction): void {
+    this.tracker.done(action);
+    this.pauseAttempt = 0;
+    if (action.status === 'firing') this.stats.firing++;
+    else this.stats.resolved++;
+  }
+
+  /** Ingestion unavailable (Temporal or MongoDB down): keep everything, try again after a back-off. */
+  private pauseDelivery(key: string, err: unknown): void {
+    this.queued.add(key);
+    const delay = backoffMs(this.pauseAttempt++);
+    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + delay);
+    this.log.warn('cluster watch cannot deliver a signal; retrying', {
+      cluster: this.opts.cluster,
+      workload: key,
+      retryInMs: delay,
+      ...describe(err),
+    });
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.kick(), this.pausedUntil - Date.now() + 5);
+  }
+}

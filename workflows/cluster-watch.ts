@@ -1,0 +1,65 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  continueAsNew,
+  isCancellation,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { KubeWatchActivities } from '../activities/kube-watch';
+import type { WatchCheckpoint } from '../domain/kube-watch-state';
+
+/**
+ * The watcher of one registered cluster (id `cluster-watch-<name>`, started by the cluster's
+ * registration, cancelled by its deletion). The watch itself is a long-running activity that
+ * heartbeats its checkpoint: a worker that dies hands it to another worker, which resumes from
+ * that checkpoint. Each round returns the checkpoint, the next round starts from it, and the
+ * history is renewed (continue-as-new) every few rounds. The workflow carries the cluster's
+ * name and the checkpoint only, never credentials.
+ */
+const { watchCluster } = proxyActivities<KubeWatchActivities>({
+  // A round watches 15 min by default; the heartbeat timeout notices a dead worker long before.
+  startToCloseTimeout: '1h',
+  heartbeatTimeout: '30s',
+  // Unlimited: the cluster may be unreachable for hours. An unknown cluster stops it.
+  retry: {
+    initialInterval: '1s',
+    backoffCoefficient: 2,
+    maximumInterval: '1m',
+    nonRetryableErrorTypes: ['ClusterNotFound'],
+  },
+});
+
+export interface ClusterWatchInput {
+  cluster: string;
+  checkpoint?: WatchCheckpoint;
+  /** How long one activity round watches (tests shorten it); default 15 min. */
+  roundMs?: number;
+}
+
+/** Rounds per run before continue-as-new (each round adds a handful of history events). */
+const ROUNDS_PER_RUN = 50;
+
+export async function clusterWatchWorkflow(input: ClusterWatchInput): Promise<void> {
+  let checkpoint = input.checkpoint;
+  for (let round = 0; round < ROUNDS_PER_RUN; round++) {
+    try {
+      checkpoint = await watchCluster({
+        cluster: input.cluster,
+        ...(checkpoint && { checkpoint }),
+        ...(input.roundMs && { roundMs: input.roundMs }),
+      });
+    } catch (err) {
+      if (isCancellation(err)) throw err; // the cluster was deleted: ends as Cancelled
+      if (
+        err instanceof ActivityFailure &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === 'ClusterNotFound'
+      )
+        return; // registration gone without a cancel (e.g. deleted while no worker ran): nothing to watch
+      throw err;
+    }
+    if (workflowInfo().continueAsNewSuggested) break;
+  }
+  await continueAsNew<typeof clusterWatchWorkflow>({ ...input, ...(checkpoint && { checkpoint }) });
+}
