@@ -5,6 +5,7 @@ import { createAgentToolActivities } from './agent-tools';
 import { recordAudit } from './audit';
 import { createCallbackActivities } from './callbacks';
 import { createChatActivities } from './chat';
+import { createClusterHealthActivities } from './cluster-health';
 import { createIncidentActivities } from './incidents';
 import { createKubeActionActivities } from './kube-actions';
 import { createKubeReadActivities } from './kube-reads';
@@ -35,6 +36,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     recordAudit,
     ...createIncidentActivities({ annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX, ...(llm && { llm }) }),
     ...createPostmortemActivities(),
+    ...createClusterHealthActivities(),
     ...createChatActivities(config),
     ...createCallbackActivities(config),
     ...createMediaActivities(config),

@@ -89,9 +89,13 @@ export async function listClusterNames(): Promise<string[]> {
   return docs.map((d) => d.name);
 }
 
-/** Written by the health activity after each check. */
-export async function updateClusterStatus(name: string, status: ClusterStatusRecord): Promise<boolean> {
-  const res = await ClusterModel.updateOne({ name }, { $set: { status } });
+/**
+ * Written by the health activity after each check: the fields given replace the stored ones
+ * (a failed check updates phase and time only, so the last known figures stay).
+ */
+export async function updateClusterStatus(name: string, status: Partial<ClusterStatusRecord>): Promise<boolean> {
+  const $set = Object.fromEntries(Object.entries(status).map(([k, v]) => [`status.${k}`, v]));
+  const res = await ClusterModel.updateOne({ name }, { $set });
   return res.matchedCount > 0;
 }
 

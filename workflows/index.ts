@@ -5,3 +5,4 @@ export { chatWorkflow } from './chat';
 export { agentTurnWorkflow } from './agent-turn';
 export { reconcilerWorkflow } from './reconciler';
 export { clusterWatchWorkflow } from './cluster-watch';
+export { clusterHealthWorkflow } from './cluster-health';
