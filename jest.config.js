@@ -1,4 +1,10 @@
-/** Real servers (Temporal, MongoDB-wire) are shared per test file; 2 cores ⇒ 2 workers. */
+/**
+ * Real servers (Temporal, MongoDB-wire, Kubernetes) are shared per test file; 2 cores ⇒ 2 workers.
+ * @kubernetes/client-node 1.x and a few of its dependencies ship only ES modules, which Jest's
+ * CommonJS runtime cannot load: they are transpiled like our own sources (once; Jest caches it).
+ */
+const esmOnly = ['@kubernetes/client-node', 'jsonpath-plus', 'openid-client', 'oauth4webapi', 'jose', 'rfc4648'];
+
 module.exports = {
   preset: 'ts-jest',
   testEnvironment: 'node',
@@ -6,5 +12,9 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   maxWorkers: 2,
   testTimeout: 60_000,
-  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
+    '^.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs' } }],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
 };

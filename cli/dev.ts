@@ -5,6 +5,7 @@ import type { Config } from '../domain/config';
 import { redactText } from '../domain/redact';
 import { disconnectMongo } from '../store/connection';
 import { startGateway } from '../gateway/gateway';
+import { startDevKube } from './embedded/dev-kube';
 import { startEmbeddedMongo } from './embedded/mongo';
 import type { ServerProcess } from './embedded/process';
 import { supervise } from './embedded/supervise';
@@ -39,11 +40,11 @@ export async function preparePrivateDataDir(dir: string): Promise<void> {
  * server and MongoDB-wire server with data under FOGHORN_DATA_DIR, unless TEMPORAL_ADDRESS /
  * MONGODB_URI point elsewhere; then the worker and the API in this process.
  */
-export async function dev(config: Config): Promise<void> {
+export async function dev(config: Config, kubeOptions?: { kubePort: number }): Promise<void> {
   const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
   const dataDir = path.resolve(config.FOGHORN_DATA_DIR);
   await preparePrivateDataDir(dataDir);
-  const children: ServerProcess[] = [];
+  const children: Array<Pick<ServerProcess, 'stop'>> = [];
   const stopChildren = () => Promise.all(children.map((c) => c.stop()));
   // Registered first so a failure half-way through start-up still stops what did start.
   const steps: Array<() => Promise<unknown>> = [];
@@ -79,6 +80,13 @@ export async function dev(config: Config): Promise<void> {
       temporalUi = temporal.uiUrl;
     }
 
+    // Before the worker starts: the worker finds the `local` cluster through KUBECONFIG.
+    const kube = kubeOptions && (await startDevKube(path.join(dataDir, 'kube'), kubeOptions.kubePort));
+    if (kube) {
+      children.push(kube);
+      process.env.KUBECONFIG = kube.kubeconfigPath;
+    }
+
     await connectStore(mongoUri);
     await ensureAuditKey(config, { mirrorCheckpoints: true });
     const admin = await ensureAdminToken(config);
@@ -108,6 +116,7 @@ export async function dev(config: Config): Promise<void> {
           : []),
         `  Temporal UI:  ${temporalUi ?? '(external Temporal at ' + temporalAddress + ')'}`,
         `  MongoDB:      ${redactText(mongoUri)}`, // an external URI may carry a password
+        ...(kube ? [`  Kubernetes:   ${kube.server} (cluster \`local\`, KUBECONFIG=${kube.kubeconfigPath})`] : []),
         `  Admin token:  ${admin.token}`,
         `                (from ${admin.source})`,
         'Press Ctrl-C to stop.',

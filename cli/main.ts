@@ -47,7 +47,11 @@ program
   .description(
     'run everything on this host: embedded Temporal + MongoDB-wire servers, worker, API and (with FOGHORN_WEBHOOK_ADDR) the gateway',
   )
-  .action(() => dev(loadConfig()));
+  .option('--kube', 'also run a local Kubernetes control plane with fake nodes, registered as the `local` cluster')
+  .option('--kube-port <port>', 'the local API server port (etcd takes the next two)', '16443')
+  .action((opts: { kube?: boolean; kubePort: string }) =>
+    dev(loadConfig(), opts.kube ? { kubePort: Number(opts.kubePort) } : undefined),
+  );
 
 program
   .command('api')

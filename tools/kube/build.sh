@@ -34,7 +34,7 @@ if ! command -v etcd >/dev/null 2>&1; then
   apt_wait=(-o DPkg::Lock::Timeout=600)
   as_root apt-get "${apt_wait[@]}" update -qq || die "apt-get update failed"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends etcd-server \
-    || die "apt-get could not install etcd-server"
+    >"$out/apt.log" 2>&1 || { cat "$out/apt.log" >&2; die "apt-get could not install etcd-server"; }
   # The package starts a system etcd on 2379; the harness runs its own on free ports.
   (as_root systemctl disable --now etcd >/dev/null 2>&1 || true)
 fi
@@ -68,9 +68,8 @@ stock="$(go env GOMODCACHE)/sigs.k8s.io/kwok@v$KWOK_VERSION/kustomize/stage"
 rm -rf "$out/stages/stock" && mkdir -p "$out/stages/stock"
 for f in node/fast/node-initialize node/heartbeat/node-heartbeat node/chaos/node-not-ready \
   pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
-  src="$(ls "$stock/$f"/*.yaml 2>/dev/null | grep -v kustomization | head -1)"
-  [ -n "$src" ] || die "kwok stage $f not found under $stock"
-  cp "$src" "$out/stages/stock/$(echo "$f" | tr / -).yaml"
+  [ -f "$stock/$f.yaml" ] || die "kwok stage $f not found under $stock"
+  cp "$stock/$f.yaml" "$out/stages/stock/$(echo "$f" | tr / -).yaml"
   chmod u+w "$out/stages/stock/$(echo "$f" | tr / -).yaml"
 done
 
