@@ -1,0 +1,246 @@
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
+import type { WorkflowHandle } from '@temporalio/client';
+import { mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import path from 'path';
+import { clusterWatchWorkflowId } from '../../domain/cluster';
+import { useKube, type KubeCluster } from '../harness/kube';
+import { useLlmServer } from '../harness/llm-server';
+import { useStack } from '../harness/stack';
+import { clusterWatchWorkflow } from '../../workflows/cluster-watch';
+
+/**
+ * The cluster watcher against a real kube-apiserver with KWOK's fake kubelets (issue 9 §3): the
+ * cluster's own failures become incidents through the same ingestion as alerts. The LLM is held
+ * so incidents stay in Analyzing (an Escalated incident is not resolved at source).
+ */
+
+jest.setTimeout(300_000);
+
+let kube: KubeCluster;
+let stack: Awaited<ReturnType<typeof useStack>>;
+let llm: Awaited<ReturnType<typeof useLlmServer>>;
+let apps: AppsV1Api;
+let core: CoreV1Api;
+let watch: WorkflowHandle;
+let dir: string;
+const savedKubeconfig = process.env.KUBECONFIG;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- API JSON
+type Json = any;
+
+beforeAll(async () => {
+  kube = await useKube();
+  await kube.addNode('node-a');
+  await kube.addNode('node-b');
+  apps = kube.kc.makeApiClient(AppsV1Api);
+  core = kube.kc.makeApiClient(CoreV1Api);
+  // The `local` cluster comes from KUBECONFIG (activities/kube/client.ts).
+  dir = mkdtempSync(path.join(tmpdir(), 'foghorn-watch-'));
+  writeFileSync(path.join(dir, 'kubeconfig'), kube.kubeconfig, { mode: 0o600 });
+  process.env.KUBECONFIG = path.join(dir, 'kubeconfig');
+  llm = await useLlmServer(() => ({ content: '{}' }));
+  llm.hold();
+  stack = await useStack({
+    env: {
+      FOGHORN_LLM_BASE_URL: llm.baseUrl,
+      FOGHORN_LLM_MODEL: 'test-model',
+      FOGHORN_WATCH_NOT_READY_AFTER: '30s',
+    },
+  });
+  watch = await stack.client.workflow.start(clusterWatchWorkflow, {
+    taskQueue: stack.wf.taskQueue,
+    workflowId: clusterWatchWorkflowId('local'),
+    args: [{ cluster: 'local' }],
+  });
+});
+
+afterAll(async () => {
+  await watch?.cancel().catch(() => undefined);
+  await stack?.stop();
+  await llm?.stop();
+  await kube?.stop();
+  if (savedKubeconfig === undefined) delete process.env.KUBECONFIG;
+  else process.env.KUBECONFIG = savedKubeconfig;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function deployment(name: string, replicas: number, sim?: string): V1Deployment {
+  const labels: Record<string, string> = { app: name, ...(sim && { sim }) };
+  return {
+    metadata: { name, namespace: 'default' },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels },
+        spec: { containers: [{ name: 'app', image: `registry.example/${name}:1` }] },
+      },
+    },
+  };
+}
+
+async function incidentsOf(resource: string): Promise<Json[]> {
+  const res = await stack.call('GET', `/api/v1/incidents?resource=${encodeURIComponent(resource)}&pageSize=100`);
+  expect(res.status).toBe(200);
+  return res.body.items;
+}
+
+const nameOf = (i: Json): string => i.name;
+
+async function timeline(incident: string): Promise<Json[]> {
+  const res = await stack.call('GET', `/api/v1/incidents/${incident}/timeline`);
+  expect(res.status).toBe(200);
+  return res.body.events;
+}
+
+async function detail(incident: string): Promise<Json> {
+  const res = await stack.call('GET', `/api/v1/incidents/${incident}`);
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+it('a crash-looping Deployment is one incident with its other pods correlated, resolved at source on recovery', async () => {
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('crashy', 3, 'crashloop') });
+
+  const [incident] = await stack.eventually(
+    () => incidentsOf('Deployment/crashy'),
+    (items) => items.length > 0,
+    120_000,
+  );
+  const name = nameOf(incident);
+  const first = await detail(name);
+  expect(first.spec).toMatchObject({
+    resource: 'Deployment/crashy',
+    signalType: 'CrashLoopBackOff',
+    detectionSource: 'kubernetes-watcher',
+    severity: 'high',
+  });
+  expect(first.metadata.namespace).toBe('default');
+  expect(first.metadata.labels).toMatchObject({ deployment: 'crashy', reason: 'CrashLoopBackOff', container: 'app' });
+
+  // The two other pods join as correlated signals, once each (restarts are not news).
+  const pods = (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=crashy' })).items.map(
+    (p) => p.metadata!.name!,
+  );
+  expect(pods).toHaveLength(3);
+  const events = await stack.eventually(
+    () => timeline(name),
+    (items) => items.filter((e: Json) => e.type === 'SignalCorrelated').length >= 2,
+    120_000,
+  );
+  const firstPod = first.metadata.labels.pod as string;
+  for (const pod of pods.filter((p) => p !== firstPod))
+    expect(events.filter((e: Json) => e.type === 'SignalCorrelated' && String(e.message).includes(pod))).toHaveLength(
+      1,
+    );
+  expect(
+    events.filter((e: Json) => String(e.message).includes(firstPod) && e.type === 'SignalCorrelated'),
+  ).toHaveLength(0);
+  expect(await incidentsOf('Deployment/crashy')).toHaveLength(1);
+
+  // Recovery: the pod template loses its failure; the new pods run, the crashing ones go.
+  await apps.patchNamespacedDeployment(
+    {
+      name: 'crashy',
+      namespace: 'default',
+      body: [{ op: 'remove', path: '/spec/template/metadata/labels/sim' }],
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+  );
+  const resolved = await stack.eventually(
+    () => detail(name),
+    (d) => d.status.state === 'Resolved',
+    120_000,
+  );
+  expect(resolved.status.resolution).toBe('Resolved at source');
+  expect(await incidentsOf('Deployment/crashy')).toHaveLength(1);
+});
+
+it('an OOMKilled container is an OOMKilled incident', async () => {
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('hungry', 1, 'oomkilled') });
+  const [incident] = await stack.eventually(
+    () => incidentsOf('Deployment/hungry'),
+    (items) => items.length > 0,
+    120_000,
+  );
+  const d = await detail(nameOf(incident));
+  expect(d.spec).toMatchObject({ signalType: 'OOMKilled', detectionSource: 'kubernetes-watcher', severity: 'high' });
+  expect(d.metadata.labels).toMatchObject({ reason: 'OOMKilled', exitCode: '137', container: 'app' });
+});
+
+it('a NotReady node is a Node/<name> incident, resolved at source when it is Ready again', async () => {
+  await core.patchNode(
+    { name: 'node-b', body: { metadata: { labels: { 'node-not-ready.stage.kwok.x-k8s.io': 'true' } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+  );
+  const [incident] = await stack.eventually(
+    () => incidentsOf('Node/node-b'),
+    (items) => items.length > 0,
+    120_000,
+  );
+  const name = nameOf(incident);
+  const d = await detail(name);
+  expect(d.spec).toMatchObject({
+    resource: 'Node/node-b',
+    signalType: 'Custom',
+    severity: 'critical',
+    detectionSource: 'kubernetes-watcher',
+  });
+  expect(d.metadata.labels).toMatchObject({ node: 'node-b', reason: 'NodeNotReady' });
+
+  await core.patchNode(
+    { name: 'node-b', body: { metadata: { labels: { 'node-not-ready.stage.kwok.x-k8s.io': null } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+  );
+  const resolved = await stack.eventually(
+    () => detail(name),
+    (x) => x.status.state === 'Resolved',
+    120_000,
+  );
+  expect(resolved.status.resolution).toBe('Resolved at source');
+});
+
+it('a bare pod that cannot pull its image is a Pod/<name> ImagePullBackOff incident', async () => {
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: {
+      metadata: { name: 'lonely', labels: { sim: 'imagepull' } },
+      spec: { containers: [{ name: 'app', image: 'registry.example/missing:1' }] },
+    },
+  });
+  const [incident] = await stack.eventually(
+    () => incidentsOf('Pod/lonely'),
+    (items) => items.length > 0,
+    120_000,
+  );
+  const d = await detail(nameOf(incident));
+  expect(d.spec).toMatchObject({
+    signalType: 'ImagePullBackOff',
+    severity: 'medium',
+    detectionSource: 'kubernetes-watcher',
+  });
+  expect(d.metadata.labels).toMatchObject({ pod: 'lonely', reason: 'ImagePullBackOff' });
+  // Deleting the pod ends its failure.
+  await core.deleteNamespacedPod({ name: 'lonely', namespace: 'default', gracePeriodSeconds: 0 });
+  await stack.eventually(
+    () => detail(nameOf(incident)),
+    (x) => x.status.state === 'Resolved',
+    120_000,
+  );
+});
+
+it('resumes after the API server was down: a failure after it came back is detected', async () => {
+  await kube.stopApiServer();
+  await kube.startApiServer();
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('after-outage', 2, 'crashloop') });
+  const [incident] = await stack.eventually(
+    () => incidentsOf('Deployment/after-outage'),
+    (items) => items.length > 0,
+    180_000,
+  );
+  expect((await detail(nameOf(incident))).spec.signalType).toBe('CrashLoopBackOff');
+  // Nothing known before the outage was sent again: still one incident per resource.
+  expect(await incidentsOf('Deployment/crashy')).toHaveLength(1);
+  expect(await incidentsOf('Deployment/hungry')).toHaveLength(1);
+});
