@@ -35,9 +35,7 @@ import {
 } from '../operations/incidents';
 import { appendAudit } from '../store/audit';
 import { gatewayStatus } from '../store/chat';
-import { getTimeline, type IncidentRecord } from '../store/incidents';
-import { IncidentModel } from '../store/models';
-import { findPage } from '../store/pagination';
+import { getTimeline, listIncidents } from '../store/incidents';
 import { getPostmortem, getPostmortemByIncident } from '../store/postmortems';
 import { idempotencyKey, withHeartbeat } from './context';
 import { createMttrActivities } from './mttr';
@@ -96,9 +94,7 @@ export function createAgentToolActivities(deps: AgentToolDeps) {
 
   const handlers: { [T in ToolName]: Handler<T> } = {
     async list_incidents({ state }) {
-      const filter = { state: state ?? { $in: ACTIVE_STATES } };
-      // The store's list filters one state; "open" is several, so page the model in the list's order.
-      const page = await findPage<IncidentRecord>(IncidentModel, filter, { detectedAt: -1, name: -1 }, 1, LIST_CAP);
+      const page = await listIncidents({ state: state ?? ACTIVE_STATES }, 1, LIST_CAP);
       return { text: formatIncidentList(page.items, { total: page.totalCount, now: new Date(), state }) };
     },
 

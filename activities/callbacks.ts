@@ -4,8 +4,8 @@ import { truncateReply, type CallbackBody, type CallbackKind, type ReplyImage } 
 import type { Config } from '../domain/config';
 import { parseRetryAfter, retryDelayMs } from '../domain/delivery';
 import { signWebhook } from '../domain/webhook-signature';
+import { markDelivered, markFailed, recordDeliveryOnce } from '../store/deliveries';
 import { appendTimeline } from '../store/incidents';
-import { CallbackDelivery } from '../store/models';
 import { idempotencyKey } from './context';
 import { getMedia } from '../store/media';
 
@@ -33,24 +33,17 @@ export function createCallbackActivities(config: Config) {
 
   async function deliverCallback(request: CallbackRequest): Promise<'delivered' | 'recorded'> {
     const webhookId = `${request.messageId}.${request.seq}`;
-    await CallbackDelivery.updateOne(
-      { webhookId },
-      {
-        $setOnInsert: {
-          webhookId,
-          messageId: request.messageId,
-          chatId: request.chatId,
-          kind: request.kind,
-          seq: request.seq,
-          text: request.text,
-          ...(request.image && { imageFileId: request.image.fileId }),
-          status: url ? 'pending' : 'recorded',
-          attempts: 0,
-          createdAt: new Date(),
-        },
-      },
-      { upsert: true },
-    );
+    await recordDeliveryOnce({
+      webhookId,
+      messageId: request.messageId,
+      chatId: request.chatId,
+      kind: request.kind,
+      seq: request.seq,
+      text: request.text,
+      ...(request.image && { imageFileId: request.image.fileId }),
+      status: url ? 'pending' : 'recorded',
+      createdAt: new Date(),
+    });
     if (!url) return 'recorded';
 
     const body: CallbackBody = {
@@ -93,10 +86,7 @@ export function createCallbackActivities(config: Config) {
       });
       await res.body?.cancel();
       if (res.ok) {
-        await CallbackDelivery.updateOne(
-          { webhookId },
-          { $set: { status: 'delivered', deliveredAt: new Date() }, $inc: { attempts: 1 } },
-        );
+        await markDelivered(webhookId, new Date());
         return 'delivered';
       }
       failure = `HTTP ${res.status} from ${new URL(url).host}`;
@@ -106,10 +96,7 @@ export function createCallbackActivities(config: Config) {
       failure = `${(err as Error).name === 'TimeoutError' ? 'timed out' : (cause ?? (err as Error).message)} posting to ${new URL(url).host}`;
     }
 
-    await CallbackDelivery.updateOne(
-      { webhookId },
-      { $set: { status: 'failed', lastError: failure, lastErrorAt: new Date() }, $inc: { attempts: 1 } },
-    );
+    await markFailed(webhookId, failure, new Date());
     const { attempt } = Context.current().info;
     throw ApplicationFailure.create({
       message: `callback ${request.kind} #${request.seq} not delivered: ${failure}`,

@@ -7,6 +7,7 @@ import { categoryForSignal } from '../domain/runbook';
 import { matchRunbooks } from '../domain/runbook-match';
 import { appendAudit } from '../store/audit';
 import {
+  appendCorrelatedSignals,
   appendTimeline,
   clearDedupEntry,
   getIncident,
@@ -14,8 +15,9 @@ import {
   updateIncident,
   type IncidentRecord,
 } from '../store/incidents';
-import { InsightModel, IncidentModel, RunbookModel } from '../store/models';
+import { getInsightByIncident, storeInsightOnce, type InsightRecord } from '../store/insights';
 import { allocateName } from '../store/names';
+import { runbooksInCategory } from '../store/runbooks';
 import { idempotencyKey, withHeartbeat } from './context';
 import { analyzeWithLlm, llmContext, type LlmConfig } from './llm';
 
@@ -36,7 +38,6 @@ async function mustGet(name: string): Promise<IncidentRecord> {
 }
 
 const event = (e: TimelineEvent, suffix = '') => ({ key: idempotencyKey(suffix), event: e });
-const getStoredInsight = (issueRef: string) => InsightModel.findOne({ issueRef }).lean();
 
 /** The incident workflow's side effects. Each is idempotent (keyed writes, conditional updates). */
 export function createIncidentActivities(deps: IncidentActivityDeps) {
@@ -61,7 +62,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
     const incident = await mustGet(input.name);
     // A retry after the insight was stored (a crash or an outage in between) finishes the writes
     // that follow it: the insight is the commit point, everything after it is idempotent.
-    const existing = await getStoredInsight(incident.name);
+    const existing = await getInsightByIncident(incident.name);
     if (existing) return recordAnalysis(incident, existing);
 
     const ctx = await analysisContext(incident);
@@ -105,39 +106,33 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
 
     const now = new Date();
     const name = await allocateName('AI', now);
-    await InsightModel.updateOne(
-      { issueRef: incident.name },
-      {
-        $setOnInsert: {
-          name,
-          namespace: incident.namespace,
-          issueRef: incident.name,
-          ...used,
-          analysis: insight.analysis,
-          rootCause: insight.rootCause,
-          confidence: insight.confidence,
-          recommendations: insight.recommendations,
-          suggestedActions: insight.suggestedActions,
-          logAnalysis: insight.logAnalysis,
-          gitOpsContext: insight.gitOpsContext,
-          cascadeAnalysis: insight.cascadeAnalysis,
-          blastRadiusPrediction: insight.blastRadiusPrediction,
-          relatedEvents: insight.relatedEvents,
-          recommendation: insight.recommendation,
-          fallbackReason,
-          generatedAt: now,
-          creationTimestamp: now,
-        },
-      },
-      { upsert: true },
-    );
-    return recordAnalysis(incident, (await getStoredInsight(incident.name))!);
+    await storeInsightOnce({
+      name,
+      namespace: incident.namespace,
+      issueRef: incident.name,
+      ...used,
+      analysis: insight.analysis,
+      rootCause: insight.rootCause,
+      confidence: insight.confidence,
+      recommendations: insight.recommendations,
+      suggestedActions: insight.suggestedActions,
+      logAnalysis: insight.logAnalysis,
+      gitOpsContext: insight.gitOpsContext,
+      cascadeAnalysis: insight.cascadeAnalysis,
+      blastRadiusPrediction: insight.blastRadiusPrediction,
+      relatedEvents: insight.relatedEvents,
+      recommendation: insight.recommendation,
+      fallbackReason,
+      generatedAt: now,
+      creationTimestamp: now,
+    });
+    return recordAnalysis(incident, (await getInsightByIncident(incident.name))!);
   }
 
   /** The incident's analysis result and the closing Analysis event, both from the stored insight. */
   async function recordAnalysis(
     incident: IncidentRecord,
-    stored: NonNullable<Awaited<ReturnType<typeof getStoredInsight>>>,
+    stored: InsightRecord,
   ): Promise<{ insight: string; provider: string; model: string }> {
     const fallbackReason = stored.fallbackReason ?? '';
     await updateIncident(incident.name, {
@@ -202,11 +197,8 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
     /** Picks the best runbook by tier (DESIGN §8) and records it; null when none fits. */
     async matchRunbook(input: { name: string }): Promise<{ runbook: string; tier: number; matchScore: number } | null> {
       const incident = await mustGet(input.name);
-      const candidates = await RunbookModel.find(
-        { category: categoryForSignal(incident.signalType) },
-        { _id: 0, name: 1, category: 1, severity: 1, targets: 1 },
-      ).lean();
-      const [best] = matchRunbooks(incident, candidates as Parameters<typeof matchRunbooks>[1]);
+      const candidates = await runbooksInCategory(categoryForSignal(incident.signalType));
+      const [best] = matchRunbooks(incident, candidates);
       if (!best) return null;
       const now = new Date();
       await updateIncident(incident.name, { runbook: best.runbook, lastUpdated: now });
@@ -239,17 +231,16 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
           incident.severitySource === 'source' ? incident.severity : undefined,
           count,
         );
-        await IncidentModel.updateOne(
-          // Only if nobody appended since we read (the workflow records signals one batch at a time).
-          { name: incident.name, correlatedSignals: { $size: known } },
+        // Only if nobody appended since we read (the workflow records signals one batch at a time).
+        await appendCorrelatedSignals(
+          incident.name,
+          known,
+          fresh.map((s) => ({ ...s, at: new Date(s.at) })),
           {
-            $push: { correlatedSignals: { $each: fresh.map((s) => ({ ...s, at: new Date(s.at) })) } },
-            $set: {
-              riskScore: score,
-              lastUpdated: new Date(),
-              ...(incident.severitySource === 'risk' &&
-                incident.state !== 'Resolved' && { severity: severityFromRisk(score) }),
-            },
+            riskScore: score,
+            lastUpdated: new Date(),
+            ...(incident.severitySource === 'risk' &&
+              incident.state !== 'Resolved' && { severity: severityFromRisk(score) }),
           },
         );
       }
@@ -403,12 +394,7 @@ export type IncidentActivities = ReturnType<typeof createIncidentActivities>;
 async function analysisContext(incident: IncidentRecord): Promise<AnalysisContext> {
   const [related, runbooks] = await Promise.all([
     relatedOpenIncidents(incident, CASCADE_WINDOW_MS),
-    RunbookModel.find(
-      { category: categoryForSignal(incident.signalType) },
-      { _id: 0, name: 1, category: 1, description: 1 },
-    )
-      .sort({ name: 1 })
-      .lean(),
+    runbooksInCategory(categoryForSignal(incident.signalType)),
   ]);
   return {
     incident: {

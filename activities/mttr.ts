@@ -2,17 +2,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'crypto';
 import { z } from 'zod';
 import type { ToolResult } from '../domain/agent-tools';
-import {
-  DEFAULT_PERIOD,
-  mttrSeries,
-  parsePeriod,
-  PeriodError,
-  summarizeMttr,
-  type MttrIncident,
-  type MttrSeries,
-} from '../domain/mttr';
+import { DEFAULT_PERIOD, mttrSeries, parsePeriod, PeriodError, summarizeMttr, type MttrSeries } from '../domain/mttr';
+import { countOpenAt, incidentsDetectedBetween } from '../store/incidents';
 import { putMedia } from '../store/media';
-import { IncidentModel } from '../store/models';
 import { renderMttrChart } from './chart';
 import { idempotencyKey } from './context';
 
@@ -56,17 +48,7 @@ export function createMttrActivities() {
       try {
         const periodMs = parsePeriod(period);
         const from = new Date(now.getTime() - periodMs);
-        const [incidents, open] = await Promise.all([
-          IncidentModel.find(
-            { detectedAt: { $gte: from, $lt: now } },
-            { _id: 0, detectedAt: 1, resolvedAt: 1, acknowledgedAt: 1, severity: 1 },
-          ).lean<MttrIncident[]>(),
-          // Open at `now`, whatever its state: not resolved by then (null also matches a missing field).
-          IncidentModel.countDocuments({
-            detectedAt: { $lte: now },
-            $or: [{ resolvedAt: null }, { resolvedAt: { $gt: now } }],
-          }),
-        ]);
+        const [incidents, open] = await Promise.all([incidentsDetectedBetween(from, now), countOpenAt(now)]);
         series = mttrSeries(incidents, { now, periodMs });
         openNow = open;
       } catch (err) {

@@ -5,10 +5,9 @@ import {
   RELATED_WINDOW_MS,
   summarizeTrending,
   TRENDING_WINDOW_DAYS,
-  type PostmortemInsight,
 } from '../domain/postmortem';
-import { appendTimeline, getIncident, getTimeline } from '../store/incidents';
-import { IncidentModel, InsightModel } from '../store/models';
+import { appendTimeline, getIncident, getTimeline, setPostmortemRef } from '../store/incidents';
+import { getInsightByIncident } from '../store/insights';
 import { createPostmortemOnce, getPostmortemByIncident, incidentsNear, trendingIncidents } from '../store/postmortems';
 
 const inputSchema = z.object({ incident: z.string().min(1) }).strict();
@@ -38,7 +37,7 @@ export function createPostmortemActivities() {
       if (!pm) {
         const [timeline, insight, trending, related] = await Promise.all([
           getTimeline(name),
-          InsightModel.findOne({ issueRef: name }, { _id: 0 }).lean<PostmortemInsight>(),
+          getInsightByIncident(name),
           trendingIncidents(incident, TRENDING_WINDOW_DAYS),
           incidentsNear(incident, RELATED_WINDOW_MS),
         ]);
@@ -53,7 +52,7 @@ export function createPostmortemActivities() {
           .name;
       }
 
-      await IncidentModel.updateOne({ name }, { $set: { postmortem: pm } });
+      await setPostmortemRef(name, pm);
       await appendTimeline(name, [
         {
           key: `${name}/postmortem`,

@@ -1,6 +1,7 @@
-import type { IncidentState, Signal, TimelineEvent } from '../domain/incident';
+import type { Signal, TimelineEvent } from '../domain/incident';
 import { resourceKey } from '../domain/incident';
 import { detectionEvent, newIncidentRecord, type IncidentRecord } from '../domain/incident-record';
+import type { MttrIncident } from '../domain/mttr';
 import { isDuplicateKey } from './connection';
 import { DedupEntryModel, IncidentModel, TimelineEventModel } from './models';
 import { allocateName } from './names';
@@ -136,7 +137,8 @@ export function countTimeline(incident: string): Promise<number> {
 
 export interface IncidentFilter {
   severity?: string;
-  state?: string;
+  /** One state, or any of several. */
+  state?: string | readonly string[];
   namespace?: string;
   resource?: string;
   since?: Date;
@@ -144,7 +146,9 @@ export interface IncidentFilter {
 
 export function listIncidents(filter: IncidentFilter, page: number, pageSize: number): Promise<Page<IncidentRecord>> {
   const query: Record<string, unknown> = {};
-  for (const key of ['severity', 'state', 'namespace', 'resource'] as const) if (filter[key]) query[key] = filter[key];
+  for (const key of ['severity', 'namespace', 'resource'] as const) if (filter[key]) query[key] = filter[key];
+  if (typeof filter.state === 'string' && filter.state) query.state = filter.state;
+  else if (Array.isArray(filter.state)) query.state = { $in: filter.state };
   if (filter.since) query.detectedAt = { $gte: filter.since };
   return findPage<IncidentRecord>(IncidentModel, query, { detectedAt: -1, name: -1 }, page, pageSize);
 }
@@ -169,4 +173,42 @@ export function relatedOpenIncidents(
     .sort({ detectedAt: 1 })
     .limit(20)
     .lean<Pick<IncidentRecord, 'name' | 'resource' | 'signalType' | 'state' | 'detectedAt'>[]>();
+}
+
+/**
+ * Appends correlated signals and sets the recomputed fields, only if nobody appended since the
+ * caller read `known` signals (the workflow records signals one batch at a time).
+ */
+export async function appendCorrelatedSignals(
+  name: string,
+  known: number,
+  signals: IncidentRecord['correlatedSignals'],
+  set: Partial<Pick<IncidentRecord, 'riskScore' | 'severity' | 'lastUpdated'>>,
+): Promise<void> {
+  await IncidentModel.updateOne(
+    { name, correlatedSignals: { $size: known } },
+    { $push: { correlatedSignals: { $each: signals } }, $set: set },
+  );
+}
+
+/** Links the incident to its postmortem (after resolution, so not through updateIncident). */
+export async function setPostmortemRef(name: string, postmortem: string): Promise<void> {
+  await IncidentModel.updateOne({ name }, { $set: { postmortem } });
+}
+
+/** The MTTR facts of the incidents detected in [from, to). */
+export function incidentsDetectedBetween(from: Date, to: Date): Promise<MttrIncident[]> {
+  return IncidentModel.find(
+    { detectedAt: { $gte: from, $lt: to } },
+    { _id: 0, detectedAt: 1, resolvedAt: 1, acknowledgedAt: 1, severity: 1 },
+  ).lean<MttrIncident[]>();
+}
+
+/** Incidents open at `at`, whatever their state now: detected by then and not resolved by then. */
+export function countOpenAt(at: Date): Promise<number> {
+  // null also matches a missing field
+  return IncidentModel.countDocuments({
+    detectedAt: { $lte: at },
+    $or: [{ resolvedAt: null }, { resolvedAt: { $gt: at } }],
+  });
 }

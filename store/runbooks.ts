@@ -73,6 +73,11 @@ export function listRunbooks(filter: RunbookFilter, page: number, pageSize: numb
   return findPage<RunbookRecord>(RunbookModel, query, { name: 1 }, page, pageSize);
 }
 
+/** Every runbook of a category, by name (the candidates for an incident's analysis and match). */
+export function runbooksInCategory(category: RunbookCategory): Promise<RunbookRecord[]> {
+  return RunbookModel.find({ category }, RECORD_FIELDS).sort({ name: 1 }).lean<RunbookRecord[]>();
+}
+
 export async function getRunbook(name: string): Promise<RunbookRecord | undefined> {
   return (await RunbookModel.findOne({ name }, RECORD_FIELDS).lean<RunbookRecord>()) ?? undefined;
 }

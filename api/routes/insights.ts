@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { namespaceSchema } from '../../domain/incident';
 import { listEnvelope, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
-import { InsightModel } from '../../store/models';
-import { findPage } from '../../store/pagination';
+import { listInsights } from '../../store/insights';
 import { route } from '../route';
 import { insightListSchema, insightView } from '../views';
 
@@ -20,13 +19,8 @@ export function insightRoutes() {
       }),
       responses: { 200: { description: 'AIInsightList', schema: insightListSchema } },
       handler: async ({ query }) => {
-        const filter: Record<string, unknown> = {};
-        if (query.namespace) filter.namespace = query.namespace;
-        if (query.incident) filter.issueRef = query.incident;
-        const { items, totalCount } = await findPage(
-          InsightModel,
-          filter,
-          { creationTimestamp: -1, name: -1 },
+        const { items, totalCount } = await listInsights(
+          { namespace: query.namespace, incident: query.incident },
           query.page,
           query.pageSize,
         );

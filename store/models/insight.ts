@@ -1,4 +1,4 @@
-import { Schema, model } from 'mongoose';
+import { Schema, model, type InferSchemaType } from 'mongoose';
 
 /** Exactly one AI insight per incident (unique `issueRef`). */
 const insightSchema = new Schema(
@@ -30,4 +30,5 @@ const insightSchema = new Schema(
 insightSchema.index({ creationTimestamp: -1, name: -1 });
 insightSchema.index({ namespace: 1, creationTimestamp: -1 });
 
+export type InsightDoc = InferSchemaType<typeof insightSchema>;
 export const InsightModel = model('Insight', insightSchema, 'aiinsights');

@@ -1,0 +1,30 @@
+import { InsightModel, type InsightDoc } from './models';
+import { findPage, type Page } from './pagination';
+
+const NO_ID = { _id: 0 } as const;
+
+/** Exactly one per incident (unique `issueRef`); written once by the incident's analysis. */
+export type InsightRecord = InsightDoc;
+
+/** The insight of an incident, if its analysis has stored one. */
+export async function getInsightByIncident(incident: string): Promise<InsightRecord | undefined> {
+  return (await InsightModel.findOne({ issueRef: incident }, NO_ID).lean<InsightRecord>()) ?? undefined;
+}
+
+/** Stores the incident's insight unless one is there already (a retried analysis keeps the first). */
+export async function storeInsightOnce(insight: InsightRecord): Promise<void> {
+  await InsightModel.updateOne({ issueRef: insight.issueRef }, { $setOnInsert: insight }, { upsert: true });
+}
+
+export interface InsightFilter {
+  namespace?: string;
+  incident?: string;
+}
+
+/** One page of insights, newest first. */
+export function listInsights(filter: InsightFilter, page: number, pageSize: number): Promise<Page<InsightRecord>> {
+  const query: Record<string, unknown> = {};
+  if (filter.namespace) query.namespace = filter.namespace;
+  if (filter.incident) query.issueRef = filter.incident;
+  return findPage<InsightRecord>(InsightModel, query, { creationTimestamp: -1, name: -1 }, page, pageSize);
+}
