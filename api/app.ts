@@ -16,6 +16,7 @@ import type { SignalType } from '../domain/incident';
 import type { IncidentOps } from '../operations/incidents';
 import { alertRoutes } from './routes/alerts';
 import { auditRoutes } from './routes/audit';
+import { clusterRoutes } from './routes/clusters';
 import { incidentRoutes } from './routes/incidents';
 import { insightRoutes } from './routes/insights';
 import { healthRoutes } from './routes/health';
@@ -67,6 +68,7 @@ export function createApp(options: AppOptions): express.Express {
     ...alertRoutes(ops, options.alertnameMap),
     ...insightRoutes(),
     ...postmortemRoutes(),
+    ...clusterRoutes(options.basePath, ops),
   ];
   const openApiRoute = route({
     method: 'get',

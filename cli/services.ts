@@ -19,6 +19,8 @@ import {
 import { seedBuiltinRunbooks } from '../store/runbooks';
 import { generateToken, seedAdminToken } from '../store/tokens';
 import { ensureReconcilerSchedule } from '../operations/reconciler-schedule';
+import { ensureClusterWorkflows } from '../operations/clusters';
+import { configureSecretKey, generateSecretKey } from '../store/cluster-secrets';
 import { createWorker, installRuntime } from '../worker/worker';
 
 /** Defaults when no embedded server runs and nothing is configured: a local install. */
@@ -113,6 +115,21 @@ export async function ensureAuditKey(
 }
 
 /**
+ * The key that encrypts cluster credentials (store/cluster-secrets.ts): FOGHORN_SECRET_KEY (or
+ * _FILE) when set, else the one kept in the data directory, else a new one written there
+ * (mode 600). Losing it makes stored credentials unreadable: clusters must be registered again.
+ */
+export async function ensureSecretKey(config: Config): Promise<{ source: string }> {
+  if (config.FOGHORN_SECRET_KEY) {
+    configureSecretKey(config.FOGHORN_SECRET_KEY);
+    return { source: 'FOGHORN_SECRET_KEY' };
+  }
+  const file = path.resolve(config.FOGHORN_DATA_DIR, 'secret-key');
+  configureSecretKey(await readOrCreateSecretFile(file, generateSecretKey));
+  return { source: file };
+}
+
+/**
  * Signed checkpoints of the audit head: one now, one a minute, one on stop() — stop it before
  * disconnecting MongoDB. Failures are logged (message only) and retried at the next tick.
  */
@@ -137,6 +154,7 @@ export async function connectTemporal(
 }
 
 export async function startApi(config: Config, logger: Logger, temporal: Client): Promise<Server> {
+  await ensureSecretKey(config); // cluster registration seals credentials
   const app = createApp({
     basePath: config.FOGHORN_BASE_PATH,
     rateLimitPerMinute: config.FOGHORN_RATE_LIMIT,
@@ -162,6 +180,8 @@ export async function startWorker(config: Config, address: string): Promise<{ wo
   });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   await ensureReconcilerSchedule(client, config.FOGHORN_TASK_QUEUE, config.FOGHORN_RECONCILE_INTERVAL);
+  await ensureSecretKey(config); // activities open cluster credentials
+  await ensureClusterWorkflows({ client, taskQueue: config.FOGHORN_TASK_QUEUE });
   const done = worker.run().finally(() => connection.close());
   return { worker, done };
 }

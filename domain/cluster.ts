@@ -94,3 +94,13 @@ export function classifyHealth(result: ClusterObservation | ClusterFailure): Clu
 export function failureOfStatus(status: number | undefined): ClusterFailure {
   return status === 401 || status === 403 ? 'unauthorized' : 'unreachable';
 }
+
+/**
+ * Where the `local` cluster's credentials come from, if anywhere: the in-cluster service
+ * account (Foghorn runs in a pod) wins over KUBECONFIG.
+ */
+export function localClusterSource(env: Record<string, string | undefined>): 'in-cluster' | 'kubeconfig' | undefined {
+  if (env.KUBERNETES_SERVICE_HOST) return 'in-cluster';
+  if (env.KUBECONFIG) return 'kubeconfig';
+  return undefined;
+}

@@ -1,6 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { LOCAL_CLUSTER } from '../../domain/cluster';
+import { LOCAL_CLUSTER, localClusterSource } from '../../domain/cluster';
 import { clusterSecretRevision, readClusterSecret } from '../../store/cluster-secrets';
 import { getCluster } from '../../store/clusters';
 
@@ -22,21 +22,13 @@ const notRegistered = (cluster: string) =>
  * time: the service-account token is rotated on disk by the kubelet.
  */
 export function localKubeConfig(env: NodeJS.ProcessEnv = process.env): KubeConfig | undefined {
+  const source = localClusterSource(env);
+  if (!source) return undefined;
   const kc = new KubeConfig();
-  if (env.KUBERNETES_SERVICE_HOST) {
-    kc.loadFromCluster();
-    return kc;
-  }
-  if (env.KUBECONFIG) {
-    kc.loadFromDefault(); // reads every file of KUBECONFIG (a path list), as kubectl does
-    return kc;
-  }
-  return undefined;
+  if (source === 'in-cluster') kc.loadFromCluster();
+  else kc.loadFromDefault(); // reads every file of KUBECONFIG (a path list), as kubectl does
+  return kc;
 }
-
-/** True when the local cluster can be configured from the environment. */
-export const hasLocalCluster = (env: NodeJS.ProcessEnv = process.env) =>
-  Boolean(env.KUBERNETES_SERVICE_HOST || env.KUBECONFIG);
 
 /**
  * A KubeConfig for a cluster registered under `cluster` (its decrypted, stored credentials), or
