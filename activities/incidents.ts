@@ -3,7 +3,7 @@ import type { IncidentState, Severity, SignalType, TimelineEvent } from '../doma
 import type { AcknowledgeRequest, CorrelatedSignal, ResolveRequest, SnoozeRequest } from '../domain/incident-requests';
 import { redactText } from '../domain/redact';
 import { riskScore, severityFromRisk } from '../domain/risk';
-import { categoryForSignal } from '../domain/runbook';
+import { categoryForSignal } from '../domain/vocabulary';
 import { matchRunbooks } from '../domain/runbook-match';
 import { appendAudit } from '../store/audit';
 import {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { formatDuration } from '../domain/duration';
 import { incidentStateSchema, splitResource, TIMELINE_TYPES, type TimelineEvent } from '../domain/incident';
-import { severitySchema, signalTypeSchema } from '../domain/runbook';
+import { severitySchema, signalTypeSchema } from '../domain/vocabulary';
 import { API_VERSION, listSchema } from '../domain/schemas';
 import type { IncidentRecord } from '../store/incidents';
 

@@ -8,7 +8,7 @@ import { createApp } from '../api/app';
 import { createLogger } from '../api/observability';
 import { startEmbeddedMongo } from '../cli/embedded/mongo';
 import { INCIDENT_STATES } from '../domain/incident';
-import { SEVERITIES } from '../domain/runbook';
+import { SEVERITIES } from '../domain/vocabulary';
 import { connectMongo, disconnectMongo } from '../store/connection';
 import { IncidentModel } from '../store/models';
 import { createToken } from '../store/tokens';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { clusterSchema, namespaceSchema, signalSchema, type Signal } from './incident';
-import { SIGNAL_TYPES, signalTypeSchema, type Severity, type SignalType } from './runbook';
+import { SIGNAL_TYPES, signalTypeSchema, type Severity, type SignalType } from './vocabulary';
 
 /**
  * Prometheus Alertmanager webhook (payload version 4) and the alert → signal mapping of

@@ -1,5 +1,6 @@
 import { splitResource } from './incident';
-import { actionSchema, categoryForSignal, type ActionType, type Severity, type SignalType } from './runbook';
+import { actionSchema, type ActionType } from './runbook';
+import { categoryForSignal, type Severity, type SignalType } from './vocabulary';
 
 /**
  * The built-in rules analyzer (DESIGN §7): provider `builtin`, model `rules-v1`. The default

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { userRoleSchema } from './roles';
-import { signalTypeSchema } from './runbook';
+import { signalTypeSchema } from './vocabulary';
 
 /**
  * Every environment variable Foghorn reads, parsed once at start (DESIGN §3–5). A bad value

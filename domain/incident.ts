@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RESOURCE_KINDS, severitySchema, signalTypeSchema, type Severity, type SignalType } from './runbook';
+import { RESOURCE_KINDS, severitySchema, signalTypeSchema, type Severity, type SignalType } from './vocabulary';
 
 /** Incident states and moves (DESIGN §6). Nothing leaves Resolved. */
 export const INCIDENT_STATES = ['Detected', 'Analyzing', 'Remediating', 'Resolved', 'Escalated', 'Failed'] as const;

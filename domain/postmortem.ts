@@ -8,7 +8,7 @@ import {
   SIGNAL_TYPES,
   type Severity,
   type SignalType,
-} from './runbook';
+} from './vocabulary';
 
 /**
  * Postmortems (DESIGN §9): one per resolved incident, written by Foghorn (`foghorn-ai`), then

@@ -1,4 +1,4 @@
-import type { Severity, SignalType } from './runbook';
+import type { Severity, SignalType } from './vocabulary';
 
 /**
  * Incident risk score (DESIGN §6): how urgently an incident needs attention, 0–100.

@@ -1,5 +1,5 @@
 import { splitResource, type Severity, type SignalType } from './incident';
-import { categoryForSignal, type RunbookCategory } from './runbook';
+import { categoryForSignal, type RunbookCategory } from './vocabulary';
 
 /** What matching needs to know about a runbook. */
 export interface RunbookCandidate {

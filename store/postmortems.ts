@@ -10,7 +10,7 @@ import {
   type PostmortemState,
   type RelatedIncident,
 } from '../domain/postmortem';
-import { categoryForSignal, SIGNAL_TYPES } from '../domain/runbook';
+import { categoryForSignal, SIGNAL_TYPES } from '../domain/vocabulary';
 import { isDuplicateKey } from './connection';
 import type { IncidentRecord } from './incidents';
 import { IncidentModel, PostmortemModel } from './models';

@@ -1,5 +1,6 @@
 import { canonicalJson } from '../domain/audit';
-import type { RunbookCategory, RunbookSpec, RunbookUpdate, Severity } from '../domain/runbook';
+import type { RunbookSpec, RunbookUpdate } from '../domain/runbook';
+import type { RunbookCategory, Severity } from '../domain/vocabulary';
 import { BUILTIN_RUNBOOKS } from '../domain/runbook-library';
 import { isDuplicateKey } from './connection';
 import { RunbookModel } from './models';

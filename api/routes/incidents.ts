@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { incidentStateSchema, namespaceSchema, resourceRefSchema, signalSchema } from '../../domain/incident';
-import { RESOURCE_KINDS, severitySchema } from '../../domain/runbook';
+import { RESOURCE_KINDS, severitySchema } from '../../domain/vocabulary';
 import { listEnvelope, PAGE_SIZE, paginationQuery, timestampQuery } from '../../domain/schemas';
 import { appendAudit } from '../../store/audit';
 import { countTimeline, getTimeline, listIncidents, type IncidentRecord } from '../../store/incidents';

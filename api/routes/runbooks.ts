@@ -1,14 +1,7 @@
 import { z } from 'zod';
 import { formatDuration } from '../../domain/duration';
-import {
-  actionSchema,
-  resourceKindSchema,
-  runbookCategorySchema,
-  runbookSpecSchema,
-  runbookUpdateSchema,
-  severitySchema,
-  signalTypeSchema,
-} from '../../domain/runbook';
+import { actionSchema, runbookSpecSchema, runbookUpdateSchema } from '../../domain/runbook';
+import { resourceKindSchema, runbookCategorySchema, severitySchema, signalTypeSchema } from '../../domain/vocabulary';
 import { API_VERSION, booleanQuery, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
 import { appendAudit } from '../../store/audit';
 import {

@@ -1,5 +1,6 @@
 import { Schema, model } from 'mongoose';
-import { ACTION_TYPES, RESOURCE_KINDS, RUNBOOK_CATEGORIES, SEVERITIES, SIGNAL_TYPES } from '../../domain/runbook';
+import { ACTION_TYPES } from '../../domain/runbook';
+import { RESOURCE_KINDS, RUNBOOK_CATEGORIES, SEVERITIES, SIGNAL_TYPES } from '../../domain/vocabulary';
 
 /**
  * Runbooks (collection `runbooks`, unique `name`). The shape is validated by domain/runbook.ts

@@ -12,7 +12,7 @@ import {
   type AlertmanagerPayloadInput,
 } from '../../domain/alertmanager';
 import { resourceKey, signalSchema } from '../../domain/incident';
-import { SIGNAL_TYPES, type Severity, type SignalType } from '../../domain/runbook';
+import { SIGNAL_TYPES, type Severity, type SignalType } from '../../domain/vocabulary';
 
 /** A webhook body as Alertmanager 0.27 sends it for a kube-prometheus group (one firing, one resolved). */
 function payload(): AlertmanagerPayloadInput {

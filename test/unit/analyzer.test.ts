@@ -5,7 +5,8 @@ import {
   type AnalysisContext,
   type Insight,
 } from '../../domain/analyzer';
-import { RESOURCE_KINDS, SIGNAL_TYPES, actionSchema, type SignalType } from '../../domain/runbook';
+import { actionSchema } from '../../domain/runbook';
+import { RESOURCE_KINDS, SIGNAL_TYPES, type SignalType } from '../../domain/vocabulary';
 
 const DETECTED = new Date('2024-05-14T09:20:00Z');
 const minutes = (n: number) => new Date(DETECTED.getTime() + n * 60_000);

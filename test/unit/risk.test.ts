@@ -1,4 +1,4 @@
-import { SEVERITIES, SIGNAL_TYPES, type Severity, type SignalType } from '../../domain/runbook';
+import { SEVERITIES, SIGNAL_TYPES, type Severity, type SignalType } from '../../domain/vocabulary';
 import { riskScore, severityFromRisk, signalWeight } from '../../domain/risk';
 
 describe('signalWeight', () => {

@@ -1,17 +1,19 @@
 import { z } from 'zod';
 import {
   ACTION_TYPES,
-  RUNBOOK_CATEGORIES,
   SEMVER_RE,
-  SIGNAL_TYPES,
   actionSchema,
-  categoryForSignal,
   runbookSpecSchema,
   runbookUpdateSchema,
-  type RunbookCategory,
   type RunbookInput,
-  type SignalType,
 } from '../../domain/runbook';
+import {
+  RUNBOOK_CATEGORIES,
+  SIGNAL_TYPES,
+  categoryForSignal,
+  type RunbookCategory,
+  type SignalType,
+} from '../../domain/vocabulary';
 import { BUILTIN_RUNBOOKS } from '../../domain/runbook-library';
 
 /** A minimal valid spec; each invalid case changes one thing. */
