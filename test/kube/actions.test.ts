@@ -1,6 +1,7 @@
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1ReplicaSet } from '@kubernetes/client-node';
 import { ApplicationFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { createServer, type Socket } from 'net';
 import { createKubeActionActivities } from '../../activities/kube-actions';
 import { kubeconfigYaml } from '../../cli/embedded/kube';
 import { clusterSecretName } from '../../domain/cluster';
@@ -393,6 +394,31 @@ describe('errors', () => {
     expect(bad).toMatchObject({ nonRetryable: true, type: 'InvalidInput' });
     expect(bad.message).toContain('replicas');
   }, 60_000);
+
+  test('an API server that never answers is a retryable timeout', async () => {
+    // Accepts connections and says nothing: only the per-call abort ends the attempt.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      await register('silent', kubeconfigYaml(`https://127.0.0.1:${port}`, kube.caData, 'not-a-real-token'));
+      const err = await failure(
+        run('kubeScaleDeployment', {
+          key: 'RP-10/0',
+          cluster: 'silent',
+          namespace: ns,
+          deployment: 'web',
+          replicas: 2,
+        }),
+      );
+      expect(err).toMatchObject({ nonRetryable: false, type: 'KubeTimeout' });
+      expect(err.message).toBe('cluster silent did not answer in time (deployment default/web)');
+    } finally {
+      sockets.forEach((s) => s.destroy());
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  }, 120_000);
 
   test('an API server that is down is retried', async () => {
     await kube.stopApiServer();

@@ -1,4 +1,4 @@
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ApplicationFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createKubeReadActivities } from '../../activities/kube-reads';
@@ -127,7 +127,18 @@ test('kubeListPods shows restart counts and why containers fail, unhealthy first
   );
   expect(oom.pods[0].containers[0].lastTermination).toEqual({ reason: 'OOMKilled', exitCode: 137 });
 
-  const one = await run('kubeListPods', { cluster, namespace: ns, kind: 'Deployment', name: 'api', limit: 1 });
+  // One of api's pods starts failing: a list of one keeps that pod.
+  const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=api' });
+  const failing = pods.items[1].metadata!.name!;
+  await core.patchNamespacedPod(
+    { name: failing, namespace: ns, body: { metadata: { labels: { sim: 'crashloop' } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  const one = await readUntil(
+    'the failing pod listed first',
+    () => run('kubeListPods', { cluster, namespace: ns, kind: 'Deployment', name: 'api', limit: 1 }),
+    (l) => l.pods[0]?.name === failing && !l.pods[0].ready,
+  );
   expect(one).toMatchObject({ total: 2, truncated: true });
   expect(one.pods).toHaveLength(1);
 }, 180_000);
