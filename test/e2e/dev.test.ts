@@ -1,30 +1,9 @@
-import { execFileSync } from 'child_process';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
-import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
+import { alive } from '../harness/processes';
+import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
 
-function descendants(pid: number): number[] {
-  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' });
-  const children = new Map<number, number[]>();
-  for (const line of out.trim().split('\n')) {
-    const [p, pp] = line.trim().split(/\s+/).map(Number);
-    children.set(pp, [...(children.get(pp) ?? []), p]);
-  }
-  const found: number[] = [];
-  const walk = (p: number) => (children.get(p) ?? []).forEach((c) => (found.push(c), walk(c)));
-  walk(pid);
-  return found;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Ctrl-C; returns the descendants it had, to check none survived. */
 async function sigint(run: DevProcess): Promise<number[]> {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'child_process';
+import { execFileSync, spawn, type ChildProcess } from 'child_process';
 import path from 'path';
 import { freePort } from './ports';
 
@@ -29,8 +29,8 @@ export async function devEnv(dataDir: string): Promise<NodeJS.ProcessEnv> {
 }
 
 /** Starts `foghorn dev` and resolves once it printed its banner (URLs and admin token). */
-export async function startDev(env: NodeJS.ProcessEnv): Promise<DevProcess> {
-  const child = spawn(process.execPath, [CLI, 'dev'], {
+export async function startDev(env: NodeJS.ProcessEnv, args: string[] = []): Promise<DevProcess> {
+  const child = spawn(process.execPath, [CLI, 'dev', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -70,4 +70,18 @@ export async function stopDev(dev: DevProcess): Promise<void> {
   const exited = new Promise((resolve) => dev.child.once('exit', resolve));
   dev.child.kill('SIGINT');
   await exited;
+}
+
+/** Every process below `pid` (to check that none outlives a stop). */
+export function descendants(pid: number): number[] {
+  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' });
+  const children = new Map<number, number[]>();
+  for (const line of out.trim().split('\n')) {
+    const [p, pp] = line.trim().split(/\s+/).map(Number);
+    children.set(pp, [...(children.get(pp) ?? []), p]);
+  }
+  const found: number[] = [];
+  const walk = (p: number) => (children.get(p) ?? []).forEach((c) => (found.push(c), walk(c)));
+  walk(pid);
+  return found;
 }
