@@ -1,3 +1,4 @@
+import { NODE_DISK_CLEANUP_SCRIPT } from './disk-cleanup';
 import { type RunbookInput, type RunbookSpec, runbookSpecSchema } from './runbook';
 
 /**
@@ -9,28 +10,6 @@ import { type RunbookInput, type RunbookSpec, runbookSpecSchema } from './runboo
  * the executor stops once the incident's signal clears, so later steps only matter when earlier
  * ones did not help.
  */
-
-// Node-side cleanup for DiskPressure. Runs in a privileged debug pod on the affected node with
-// the host filesystem at /host; only deletes data the kubelet or runtime can regenerate.
-const DISK_CLEANUP_SCRIPT = `#!/bin/sh
-set -eu
-HOST=/host
-echo "== usage before cleanup"
-df -h "$HOST/var/lib" "$HOST/var/log"
-
-# Rotated container logs: the kubelet only tails the current file, the rest is history.
-find "$HOST/var/log/pods" -type f -name '*.log.*' -mmin +60 -print -delete
-find "$HOST/var/log" -xdev -type f -name '*.gz' -mtime +3 -print -delete
-
-# Cap the systemd journal; it has no size limit on many node images.
-chroot "$HOST" journalctl --vacuum-size=500M
-
-# Images no container uses. The kubelet's image GC only starts at its high threshold and may lag.
-chroot "$HOST" crictl rmi --prune
-
-echo "== usage after cleanup"
-df -h "$HOST/var/lib" "$HOST/var/log"
-`;
 
 const LIBRARY: readonly RunbookInput[] = [
   {
@@ -246,7 +225,7 @@ const LIBRARY: readonly RunbookInput[] = [
     steps: [
       {
         type: 'RunScript',
-        params: { script: DISK_CLEANUP_SCRIPT, timeout: '10m' },
+        params: { script: NODE_DISK_CLEANUP_SCRIPT, timeout: '10m' },
         description: 'Prune logs, journal and unused images on the node',
       },
       {
