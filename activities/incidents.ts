@@ -1,5 +1,11 @@
 import { analyzeWithRules, RULES_PROVIDER, type AnalysisContext, type Insight } from '../domain/analyzer';
-import type { IncidentState, Severity, SignalType, TimelineEvent } from '../domain/incident';
+import {
+  CORRELATION_WINDOW_MS,
+  type IncidentState,
+  type Severity,
+  type SignalType,
+  type TimelineEvent,
+} from '../domain/incident';
 import type { AcknowledgeRequest, CorrelatedSignal, ResolveRequest, SnoozeRequest } from '../domain/incident-requests';
 import { redactText } from '../domain/redact';
 import { riskScore, severityFromRisk } from '../domain/risk';
@@ -27,7 +33,6 @@ export interface IncidentActivityDeps {
   annotationPrefix: string;
 }
 
-const CASCADE_WINDOW_MS = 10 * 60 * 1000;
 /** The LLM's share of an analysis attempt (start-to-close 2 min in the incident workflow). */
 const LLM_BUDGET_MS = 75_000;
 
@@ -393,7 +398,7 @@ export type IncidentActivities = ReturnType<typeof createIncidentActivities>;
 /** The facts the analyzers see: the incident, its neighbours in time, candidate runbooks. */
 async function analysisContext(incident: IncidentRecord): Promise<AnalysisContext> {
   const [related, runbooks] = await Promise.all([
-    relatedOpenIncidents(incident, CASCADE_WINDOW_MS),
+    relatedOpenIncidents(incident, CORRELATION_WINDOW_MS),
     runbooksInCategory(categoryForSignal(incident.signalType)),
   ]);
   return {

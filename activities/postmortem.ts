@@ -1,11 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import {
-  buildPostmortemReport,
-  RELATED_WINDOW_MS,
-  summarizeTrending,
-  TRENDING_WINDOW_DAYS,
-} from '../domain/postmortem';
+import { CORRELATION_WINDOW_MS } from '../domain/incident';
+import { buildPostmortemReport, summarizeTrending, TRENDING_WINDOW_DAYS } from '../domain/postmortem';
 import { appendTimeline, getIncident, getTimeline, setPostmortemRef } from '../store/incidents';
 import { getInsightByIncident } from '../store/insights';
 import { createPostmortemOnce, getPostmortemByIncident, incidentsNear, trendingIncidents } from '../store/postmortems';
@@ -39,7 +35,7 @@ export function createPostmortemActivities() {
           getTimeline(name),
           getInsightByIncident(name),
           trendingIncidents(incident, TRENDING_WINDOW_DAYS),
-          incidentsNear(incident, RELATED_WINDOW_MS),
+          incidentsNear(incident, CORRELATION_WINDOW_MS),
         ]);
         const report = buildPostmortemReport({
           incident: { ...incident, resolvedAt: incident.resolvedAt },

@@ -21,6 +21,9 @@ export interface AcknowledgeRequest {
   actor: Actor;
 }
 
+/** The longest snooze (DESIGN §4): checked by the API and the agent, and again by the workflow. */
+export const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
+
 export interface SnoozeRequest {
   /** Go duration text as given, and its length in ms (validated by the API and again here). */
   duration: string;

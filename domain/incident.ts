@@ -94,5 +94,11 @@ export function splitResource(resource: string): { kind: string; name: string } 
   return { kind: resource.slice(0, i), name: resource.slice(i + 1) };
 }
 
+/**
+ * Incidents of one namespace detected this close together are looked at together: the cascade
+ * analysis and the postmortem's related incidents.
+ */
+export const CORRELATION_WINDOW_MS = 10 * 60 * 1000;
+
 export const ACTIVE_STATES: readonly IncidentState[] = ['Detected', 'Analyzing', 'Remediating', 'Escalated', 'Failed'];
 export type { Severity, SignalType };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { formatDuration } from './duration';
-import { splitResource, type TimelineEvent } from './incident';
+import { CORRELATION_WINDOW_MS, splitResource, type TimelineEvent } from './incident';
 import {
   categoryForSignal,
   RUNBOOK_CATEGORIES,
@@ -42,8 +42,6 @@ export const METRIC_PHASES = ['before', 'during', 'after'] as const;
 export const ACTION_ITEM_DUE_DAYS = { high: 7, medium: 14 } as const;
 /** Trending looks back this many days before detection. */
 export const TRENDING_WINDOW_DAYS = 30;
-/** Incidents in the same namespace detected this close to one another are related (cascade). */
-export const RELATED_WINDOW_MS = 10 * 60 * 1000;
 
 // ---------------------------------------------------------------------------------------------
 // The report (spec: Postmortem report fields)
@@ -176,7 +174,7 @@ export interface PostmortemInsight {
   gitOpsContext: string;
 }
 
-/** Another incident in the namespace detected within RELATED_WINDOW_MS of this one. */
+/** Another incident in the namespace detected within CORRELATION_WINDOW_MS of this one. */
 export interface RelatedIncident {
   name: string;
   resource: string;
@@ -293,7 +291,7 @@ function lessonsOf(input: PostmortemInput, duration: string, actionItems: Action
   if (related.length > 0) {
     lessons.push(
       `${plural(related.length, 'other incident')} in namespace ${i.namespace} ${related.length === 1 ? 'was' : 'were'} detected within ` +
-        `${formatDuration(RELATED_WINDOW_MS)} (${related.map((r) => r.name).join(', ')}): investigate them together.`,
+        `${formatDuration(CORRELATION_WINDOW_MS)} (${related.map((r) => r.name).join(', ')}): investigate them together.`,
     );
   }
   if (insight?.cascadeAnalysis) lessons.push(insight.cascadeAnalysis);

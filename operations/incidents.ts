@@ -20,6 +20,7 @@ import { incidentWorkflow, type IncidentWorkflowInput } from '../workflows/incid
 import { acknowledgeUpdate, correlateSignal, resolveUpdate, snoozeUpdate } from '../workflows/incident-messages';
 import {
   CONFLICT,
+  SNOOZE_MAX_MS,
   type AcknowledgeRequest,
   type Actor,
   type CorrelatedSignal,
@@ -333,8 +334,6 @@ export async function acknowledgeIncident(
   );
   return (await getIncident(incident.name))!;
 }
-
-const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
 
 /** Snooze durations: the Go grammar, above zero, at most 24h; anything else is `Invalid duration`. */
 export function snoozeDuration(text: string): number {

@@ -13,7 +13,7 @@ import {
 import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
 import type { IncidentState, Severity } from '../domain/incident';
-import { CONFLICT, INVALID, type CorrelatedSignal, type LiveState } from '../domain/incident-requests';
+import { CONFLICT, INVALID, SNOOZE_MAX_MS, type CorrelatedSignal, type LiveState } from '../domain/incident-requests';
 import { acknowledgeUpdate, correlateSignal, liveStateQuery, resolveUpdate, snoozeUpdate } from './incident-messages';
 import { postmortemWorkflow } from './postmortem';
 import { INCIDENT, INCIDENT_STATE, NAMESPACE, RESOURCE, SEVERITY } from './search-attributes';
@@ -57,8 +57,6 @@ export interface IncidentWorkflowInput {
   /** Carried across continue-as-new; absent on the first run. */
   carried?: { live: LiveState; pending: CorrelatedSignal[]; signalsSeen: number; pastTriage: boolean };
 }
-
-const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
 
 /**
  * One incident's life (DESIGN §6), workflow id = incident name:

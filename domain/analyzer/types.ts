@@ -17,7 +17,7 @@ export interface AnalysisContext {
     /** Signals that joined the incident after the first one. */
     correlatedSignals: { signalType: SignalType; description: string; at: Date }[];
   };
-  /** Other open incidents in the same namespace within 10 minutes (the caller selects them). */
+  /** Other open incidents in the same namespace within CORRELATION_WINDOW_MS (the caller selects them). */
   related: { name: string; resource: string; signalType: SignalType; state: string; detectedAt: Date }[];
   /** Candidate runbooks for the incident's category (the caller selects them). */
   runbooks: { name: string; category: string; description: string }[];
