@@ -5,6 +5,22 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'module';
 
+/** Every Node built-in, bare and `node:`-prefixed, subpaths included (`fs/promises`, `dns/promises`). */
+const BUILTINS = builtinModules.flatMap((m) => [m, `node:${m}`]);
+/** `node:`-only modules (`node:test`, `node:sqlite`) are not in builtinModules. */
+const NODE_PREFIXED = (message) => ({ regex: '^node:', message });
+const TEMPORAL = ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/workflow'];
+
+/** A top-level folder imported as a whole (`../activities`, its index) or any file in it. */
+const folders = (...names) => names.flatMap((n) => [`**/${n}`, `**/${n}/**`]);
+
+/** Models are store/'s own: everything else (tests and benchmarks excepted) goes through its helpers. */
+const MODELS = { group: folders('store/models'), message: 'Only store/ touches models: use a store/ query helper.' };
+
+const houseRule = ({ paths = [], patterns = [] }) => ({
+  'no-restricted-imports': ['error', { paths, patterns: [...patterns, MODELS] }],
+});
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.tools/', 'data/', 'coverage/', 'bin/', '*.config.js', '*.config.mjs'] },
   js.configs.recommended,
@@ -18,60 +34,134 @@ export default tseslint.config(
       'object-shorthand': ['error', 'always'],
     },
   },
+  // ---------------------------------------------------------------------------------------------
+  // The house (DESIGN §2): one block per folder, saying what it may import. A block's
+  // no-restricted-imports replaces the one before it, so each is built whole by houseRule().
+  // ---------------------------------------------------------------------------------------------
   {
     files: ['workflows/**/*.ts', 'test/fixtures/*workflows*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [
-            ...builtinModules
-              .flatMap((m) => [m, `node:${m}`])
-              .map((name) => ({ name, message: 'Workflows must be deterministic: no Node built-ins.' })),
-            { name: 'mongoose', message: 'Workflows never touch MongoDB: use an activity.' },
-            { name: 'express', message: 'Workflows never serve HTTP.' },
-          ],
-          patterns: [
-            {
-              group: ['**/store/**', '**/api/**', '**/gateway/**'],
-              message: 'Workflows import domain/ and activity types only.',
-            },
-            {
-              group: ['**/activities/**'],
-              allowTypeImports: true,
-              message: 'Import activity types only (import type).',
-            },
-          ],
-        },
+    rules: houseRule({
+      paths: [
+        ...BUILTINS.map((name) => ({ name, message: 'Workflows must be deterministic: no Node built-ins.' })),
+        { name: 'mongoose', message: 'Workflows never touch MongoDB: use an activity.' },
+        { name: 'express', message: 'Workflows never serve HTTP.' },
+        ...['@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map((name) => ({
+          name,
+          message: 'Workflows use @temporalio/workflow only.',
+        })),
       ],
-    },
+      patterns: [
+        NODE_PREFIXED('Workflows must be deterministic: no Node built-ins.'),
+        {
+          group: folders('store', 'api', 'gateway', 'operations', 'worker', 'cli'),
+          message: 'Workflows import domain/ and activity types only.',
+        },
+        { group: folders('activities'), allowTypeImports: true, message: 'Import activity types only (import type).' },
+      ],
+    }),
   },
   {
     files: ['domain/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
+    rules: houseRule({
+      paths: [
+        // The one exception (docs/design.md §2): hashes and HMACs are pure functions of their input.
+        ...BUILTINS.filter((m) => m !== 'crypto' && m !== 'node:crypto').map((name) => ({
+          name,
+          message: 'domain/ is pure: no Node built-ins.',
+        })),
+        ...['mongoose', 'express', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map((name) => ({
+          name,
+          message: 'domain/ is pure: no I/O.',
+        })),
+      ],
+      patterns: [
+        { regex: '^node:(?!crypto$)', message: 'domain/ is pure: no Node built-ins.' },
         {
-          paths: [
-            'mongoose',
-            'express',
-            'fs',
-            'http',
-            'https',
-            'net',
-            'child_process',
-            '@temporalio/client',
-            '@temporalio/worker',
-          ].map((name) => ({ name, message: 'domain/ is pure: no I/O.' })),
-          patterns: [
-            {
-              group: ['**/store/**', '**/api/**', '**/activities/**', '**/workflows/**'],
-              message: 'domain/ imports nothing with I/O.',
-            },
-          ],
+          group: folders('store', 'api', 'activities', 'workflows', 'operations', 'worker', 'gateway', 'cli'),
+          message: 'domain/ imports nothing with I/O.',
         },
       ],
-    },
+    }),
+  },
+  {
+    files: ['store/**/*.ts'],
+    rules: houseRule({
+      paths: TEMPORAL.map((name) => ({ name, message: 'store/ is MongoDB only: Temporal is for operations/.' })),
+      patterns: [
+        {
+          group: folders('api', 'activities', 'workflows', 'operations', 'gateway', 'worker', 'cli'),
+          message: 'store/ imports domain/ only.',
+        },
+      ],
+    }),
+  },
+  {
+    files: ['operations/**/*.ts'],
+    rules: houseRule({
+      paths: ['@temporalio/worker', '@temporalio/activity', '@temporalio/workflow', 'express'].map((name) => ({
+        name,
+        message: 'operations/ works over the Temporal client.',
+      })),
+      patterns: [
+        {
+          group: folders('api', 'activities', 'gateway', 'worker', 'cli'),
+          message: 'operations/ imports domain/, store/ and workflows/ (to start and message them) only.',
+        },
+      ],
+    }),
+  },
+  {
+    files: ['api/**/*.ts'],
+    rules: houseRule({
+      paths: ['@temporalio/worker', '@temporalio/activity', '@temporalio/workflow'].map((name) => ({
+        name,
+        message: 'api/ works over the Temporal client (through operations/).',
+      })),
+      patterns: [
+        {
+          group: folders('activities', 'workflows', 'gateway', 'worker', 'cli'),
+          message: 'api/ imports domain/, store/ and operations/ only.',
+        },
+      ],
+    }),
+  },
+  {
+    files: ['gateway/**/*.ts'],
+    rules: houseRule({
+      paths: ['@temporalio/worker', '@temporalio/activity', '@temporalio/workflow'].map((name) => ({
+        name,
+        message: 'gateway/ works over the Temporal client (through operations/).',
+      })),
+      patterns: [
+        {
+          group: folders('api', 'activities', 'workflows', 'worker', 'cli'),
+          message: 'gateway/ imports domain/, store/ and operations/ only.',
+        },
+      ],
+    }),
+  },
+  {
+    files: ['activities/**/*.ts'],
+    rules: houseRule({
+      paths: [{ name: '@temporalio/workflow', message: 'Activities are not workflow code.' }],
+      patterns: [
+        {
+          group: folders('api', 'gateway', 'worker', 'cli', 'workflows'),
+          message: 'activities/ imports domain/, store/ and operations/ (to act through Temporal) only.',
+        },
+      ],
+    }),
+  },
+  {
+    files: ['worker/**/*.ts'],
+    rules: houseRule({
+      patterns: [{ group: folders('api', 'gateway', 'cli'), message: 'worker/ runs activities/ and workflows/ only.' }],
+    }),
+  },
+  {
+    // cli/ may import everything but the models: it goes through store/ like the rest.
+    files: ['cli/**/*.ts'],
+    rules: houseRule({}),
   },
   prettier,
 );
