@@ -88,7 +88,8 @@ function kubeconfigOf(spec: ClusterRegistrationInput['spec']): { kubeconfig: str
       throw new ApiError(
         400,
         'Invalid request',
-        `body.spec.${spec.kubeconfig ? 'kubeconfig' : 'credentials'}: ${err.message}`,
+        // not "kubeconfig: …": the redactor would take the first word for a secret value
+        `body.spec.${spec.kubeconfig ? 'kubeconfig' : 'credentials'} is refused: ${err.message}`,
       );
     throw err;
   }
