@@ -35,6 +35,8 @@ export interface ClusterWatchInput {
   checkpoint?: WatchCheckpoint;
   /** How long one activity round watches (tests shorten it); default 15 min. */
   roundMs?: number;
+  /** Rounds before continue-as-new (tests shorten it); default 50. */
+  roundsPerRun?: number;
 }
 
 /** Rounds per run before continue-as-new (each round adds a handful of history events). */
@@ -42,7 +44,8 @@ const ROUNDS_PER_RUN = 50;
 
 export async function clusterWatchWorkflow(input: ClusterWatchInput): Promise<void> {
   let checkpoint = input.checkpoint;
-  for (let round = 0; round < ROUNDS_PER_RUN; round++) {
+  const rounds = input.roundsPerRun ?? ROUNDS_PER_RUN;
+  for (let round = 0; round < rounds; round++) {
     try {
       checkpoint = await watchCluster({
         cluster: input.cluster,
