@@ -1,4 +1,5 @@
 import { clusterHealthWorkflowId, clusterWatchWorkflowId } from '../../domain/cluster';
+import { ensureClusterWorkflows } from '../../operations/clusters';
 import { ClusterSecretModel } from '../../store/models';
 import { BASE_PATH, type ApiResponse } from '../harness/api';
 import { useStack } from '../harness/stack';
@@ -229,5 +230,26 @@ describe('DELETE /clusters/{name}', () => {
 
     // the name is free again
     expect((await register('epsilon')).status).toBe(201);
+  });
+});
+
+describe('ensureClusterWorkflows (worker start)', () => {
+  it('restarts lost workflows of registered clusters and registers local from KUBECONFIG', async () => {
+    expect((await register('zeta')).status).toBe(201);
+    const health = s.client.workflow.getHandle(clusterHealthWorkflowId('zeta'));
+    await health.terminate('lost');
+    const names = await ensureClusterWorkflows(
+      { client: s.client, taskQueue: s.wf.taskQueue },
+      { KUBECONFIG: '/nonexistent/kubeconfig' },
+    );
+    expect(names).toEqual(expect.arrayContaining(['zeta', 'local']));
+    expect((await s.client.workflow.getHandle(clusterHealthWorkflowId('zeta')).describe()).status.name).toBe('RUNNING');
+
+    const local = await s.call('GET', '/clusters/local');
+    expect(local.status).toBe(200);
+    expect(local.body.spec).toMatchObject({ kubeconfigSecret: 'KUBECONFIG', displayName: 'local (KUBECONFIG)' });
+    // idempotent: a second start changes nothing
+    await ensureClusterWorkflows({ client: s.client, taskQueue: s.wf.taskQueue }, { KUBECONFIG: '/other' });
+    expect((await s.call('GET', '/clusters/local')).body.metadata).toEqual(local.body.metadata);
   });
 });
