@@ -11,6 +11,7 @@ import {
   type V1Pod,
   type V1ReplicaSet,
 } from '@kubernetes/client-node';
+import { ZodError } from 'zod';
 import type { Signal } from '../../domain/incident';
 import { nodeWorkload, podWorkload, workloadKey, type WorkloadRef } from '../../domain/kube-owners';
 import {
@@ -231,7 +232,9 @@ export class ClusterWatcher {
   async start(): Promise<void> {
     const known = (await this.opts.knownIncidents?.()) ?? [];
     for (const k of known) this.tracker.knownToIngestion(k.workload, k.members, k.open);
-    await Promise.all(this.informers.map((inf) => this.startInformer(inf)));
+    // Not awaited: an API server that accepts connections and never answers must not hold up
+    // the activity (its heartbeats and its round); deliveries wait for every first list anyway.
+    for (const inf of this.informers) void this.startInformer(inf);
     const period = Math.min(15_000, Math.max(1_000, Math.floor(this.opts.thresholds.notReadyAfterMs / 4)));
     // No event arrives when time passes: "not ready for longer than" needs a clock.
     this.tick = setInterval(() => this.reevaluate(), period);
@@ -385,7 +388,18 @@ export class ClusterWatcher {
   }
 
   private observe(ref: WorkloadRef, member: string, failure: Failure | undefined, evidenceKey: string): void {
-    this.tracker.observe(ref, member, failure, failure ? this.evidence.get(evidenceKey) : undefined);
+    try {
+      this.tracker.observe(ref, member, failure, failure ? this.evidence.get(evidenceKey) : undefined);
+    } catch (err) {
+      // An object Foghorn cannot name as a signal (it would fail the signal schema): skip it,
+      // never let it break the informer's callback chain.
+      this.log.warn('cluster watch skipped an object', {
+        cluster: this.opts.cluster,
+        workload: workloadKey(ref),
+        member,
+        ...describe(err),
+      });
+    }
   }
 
   /**
@@ -442,7 +456,7 @@ export class ClusterWatcher {
       } catch (err) {
         this.stats.deliveryErrors++;
         const code = status(err);
-        if (code !== undefined && code >= 400 && code < 500) {
+        if ((code !== undefined && code >= 400 && code < 500) || err instanceof ZodError) {
           this.log.warn('cluster watch signal refused by ingestion; dropped', {
             cluster: this.opts.cluster,
             workload: key,
