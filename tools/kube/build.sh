@@ -2,7 +2,7 @@
 # Builds a real Kubernetes control plane into the git-ignored .tools/kube/ for the cluster
 # tests and `foghorn dev --kube` (docs/kubernetes.md):
 #   etcd                          Debian package etcd-server
-#   kube-apiserver, kube-controller-manager, kube-scheduler
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl
 #                                 v$KUBE_VERSION from the Go module proxy (wrapper module here)
 #   kwok                          v$KWOK_VERSION (simulated nodes and pod lifecycles), with its
 #                                 stock stage files copied from the module source
@@ -53,10 +53,11 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=v$KUBE_VERSION \
   -X k8s.io/client-go/pkg/version.gitVersion=v$KUBE_VERSION \
   -X k8s.io/component-base/version.gitTreeState=clean"
 started=$(date +%s)
-say "building kube-apiserver, kube-controller-manager and kube-scheduler v$KUBE_VERSION (first time ~17 min, then seconds)"
+say "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v$KUBE_VERSION (first time 5-20 min, then seconds)"
 (cd "$here" && go mod download) || die "go could not download the Kubernetes modules (tools/kube/go.mod)"
 (cd "$here" && go build -trimpath -ldflags "$ldflags" -o "$out/bin/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler) \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler \
+  k8s.io/kubernetes/cmd/kubectl) \
   || die "go build of the Kubernetes control plane failed"
 "$out/bin/kube-apiserver" --version | grep -q "v$KUBE_VERSION" || die "kube-apiserver does not report v$KUBE_VERSION"
 
