@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dnsLabelSchema } from './kube-names';
 
 /**
  * Cluster registrations (spec "Cluster registration", DESIGN §4): names, tiers, phases, the
@@ -19,12 +20,6 @@ export const LOCAL_CLUSTER = 'local';
 
 /** The registration namespace when none is given (spec: GET /clusters/{name} defaults to it). */
 export const DEFAULT_CLUSTER_NAMESPACE = 'default';
-
-/** A DNS-1123 label, as Kubernetes names namespaces: it ends up in workflow ids and secret names. */
-export const dns1123LabelSchema = z
-  .string()
-  .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS-1123 label (lower-case letters, digits, "-")');
 
 /** The stored secret holding a cluster's credentials (spec.kubeconfigSecret). */
 export const clusterSecretName = (cluster: string) => `cluster-${cluster}-kubeconfig`;
@@ -51,8 +46,8 @@ export const clusterRegistrationSchema = z
   .object({
     metadata: z
       .object({
-        name: dns1123LabelSchema,
-        namespace: dns1123LabelSchema.default(DEFAULT_CLUSTER_NAMESPACE),
+        name: dnsLabelSchema,
+        namespace: dnsLabelSchema.default(DEFAULT_CLUSTER_NAMESPACE),
       })
       .strict(),
     spec: z

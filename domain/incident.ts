@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dnsLabelSchema } from './kube-names';
 import { RESOURCE_KINDS, severitySchema, signalTypeSchema, type Severity, type SignalType } from './vocabulary';
 
 /** Incident states and moves (DESIGN §6). Nothing leaves Resolved. */
@@ -57,14 +58,9 @@ export const resourceRefSchema = z
   .refine((r) => (RESOURCE_KINDS as readonly string[]).includes(r.split('/')[0]), {
     message: `kind must be one of ${RESOURCE_KINDS.join(', ')}`,
   });
-export const namespaceSchema = z
-  .string()
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label')
-  .max(63);
-export const clusterSchema = z
-  .string()
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label')
-  .max(63);
+export const namespaceSchema = dnsLabelSchema;
+/** A registered cluster's name (`local` by default): part of the dedup key. */
+export const clusterSchema = dnsLabelSchema;
 export const labelsSchema = z.record(z.string().max(317), z.string().max(1024));
 
 /** One detected anomaly: what POST /incidents and the alert mapping both produce. */

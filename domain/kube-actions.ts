@@ -2,6 +2,8 @@ import type { ActivityOptions } from '@temporalio/common';
 import { z } from 'zod';
 import { clusterSchema, namespaceSchema } from './incident';
 import { redactText } from './redact';
+import { dnsLabelSchema, objectNameSchema } from './kube-names';
+import { quantitySchema } from './quantity';
 
 /**
  * The Kubernetes actions a remediation step runs (DESIGN §8), as activity inputs and results,
@@ -27,23 +29,6 @@ export const POD_TEMPLATE_HASH_LABEL = 'pod-template-hash';
 /** ScaleDeployment's ceiling: a typo (1000 for 10) must not take a cluster down. */
 export const MAX_REPLICAS = 500;
 
-// Kubernetes object names (RFC 1123 subdomain) and container names (RFC 1123 label).
-const objectName = z
-  .string()
-  .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a Kubernetes object name');
-const containerName = z
-  .string()
-  .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label (lowercase alphanumerics and "-")');
-/** An unsigned resource.Quantity: `512Mi`, `1Gi`, `500m`, `2`, `1.5`, `1e3`. */
-const quantity = z
-  .string()
-  .regex(
-    /^(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/,
-    'must be a Kubernetes quantity such as "512Mi" or "500m"',
-  );
-
 /** `RP-20261123-001/2`: printable ASCII without spaces, so it reads well in logs and records. */
 export const actionKeySchema = z
   .string()
@@ -53,18 +38,18 @@ export const actionKeySchema = z
 
 const base = { key: actionKeySchema, cluster: clusterSchema, namespace: namespaceSchema };
 
-export const restartDeploymentInput = z.object({ ...base, deployment: objectName }).strict();
+export const restartDeploymentInput = z.object({ ...base, deployment: objectNameSchema }).strict();
 
 export const scaleDeploymentInput = z
-  .object({ ...base, deployment: objectName, replicas: z.number().int().min(0).max(MAX_REPLICAS) })
+  .object({ ...base, deployment: objectNameSchema, replicas: z.number().int().min(0).max(MAX_REPLICAS) })
   .strict();
 
-const cpuMemory = z.object({ cpu: quantity.optional(), memory: quantity.optional() }).strict();
+const cpuMemory = z.object({ cpu: quantitySchema.optional(), memory: quantitySchema.optional() }).strict();
 export const adjustResourcesInput = z
   .object({
     ...base,
-    deployment: objectName,
-    container: containerName,
+    deployment: objectNameSchema,
+    container: dnsLabelSchema,
     requests: cpuMemory.optional(),
     limits: cpuMemory.optional(),
   })
@@ -76,12 +61,12 @@ export const adjustResourcesInput = z
 export const rollbackDeploymentInput = z
   .object({
     ...base,
-    deployment: objectName,
+    deployment: objectNameSchema,
     toRevision: z.number().int().min(1).optional(), // absent = the previous revision (`kubectl rollout undo`)
   })
   .strict();
 
-export const deletePodInput = z.object({ ...base, pod: objectName }).strict();
+export const deletePodInput = z.object({ ...base, pod: objectNameSchema }).strict();
 
 export type RestartDeploymentInput = z.infer<typeof restartDeploymentInput>;
 export type ScaleDeploymentInput = z.infer<typeof scaleDeploymentInput>;
@@ -353,7 +338,7 @@ export const kubeGetResourceInput = z
     cluster: clusterSchema,
     kind: z.enum(KUBE_READ_KINDS),
     namespace: namespaceSchema.optional(), // required except for nodes
-    name: objectName,
+    name: objectNameSchema,
   })
   .strict()
   .refine((p) => p.kind === 'Node' || p.namespace !== undefined, { message: 'namespace is required for this kind' });
@@ -363,7 +348,7 @@ export const kubeListPodsInput = z
     cluster: clusterSchema,
     namespace: namespaceSchema,
     kind: z.enum(WORKLOAD_KINDS),
-    name: objectName,
+    name: objectNameSchema,
     limit: z.number().int().min(1).max(MAX_PODS_LISTED).default(20),
   })
   .strict();
@@ -373,7 +358,7 @@ export const kubeRecentEventsInput = z
     cluster: clusterSchema,
     kind: z.enum(KUBE_READ_KINDS),
     namespace: namespaceSchema.optional(),
-    name: objectName,
+    name: objectNameSchema,
     limit: z.number().int().min(1).max(MAX_EVENTS).default(20),
   })
   .strict()
@@ -383,8 +368,8 @@ export const kubeLogTailInput = z
   .object({
     cluster: clusterSchema,
     namespace: namespaceSchema,
-    pod: objectName,
-    container: containerName.optional(), // absent = the pod's only (or first) container
+    pod: objectNameSchema,
+    container: dnsLabelSchema.optional(), // absent = the pod's only (or first) container
     tailLines: z.number().int().min(1).max(MAX_LOG_LINES).default(50),
     previous: z.boolean().default(false), // the last terminated container's log (after a crash)
   })

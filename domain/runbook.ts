@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { DurationError, parseDuration } from './duration';
 import { resourceKindSchema, runbookCategorySchema, severitySchema, signalTypeSchema } from './vocabulary';
+import { dnsLabelSchema, objectNameSchema } from './kube-names';
+import { quantitySchema } from './quantity';
 
 /**
  * Re-exported for the Kubernetes watcher's files, written while the vocabulary moved to
@@ -37,21 +39,6 @@ export const actionTypeSchema = z.enum(ACTION_TYPES);
 // Field validators shared by the action params
 // ---------------------------------------------------------------------------------------------
 
-// Kubernetes object names (RFC 1123 subdomain) and namespaces/containers (RFC 1123 label):
-// catching a typo here beats a 422 from the API server halfway through a remediation.
-const k8sName = z
-  .string()
-  .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a Kubernetes object name');
-const k8sLabel = z
-  .string()
-  .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label (lowercase alphanumerics and "-")');
-
-// Unsigned Kubernetes resource.Quantity, e.g. 512Mi, 1Gi, 500m, 2, 1.5, 1e3.
-const QUANTITY_RE = /^(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/;
-const quantity = z.string().regex(QUANTITY_RE, 'must be a Kubernetes quantity such as "512Mi" or "500m"');
-
 const increasePercent = z.number().int().min(1).max(500);
 
 /** A positive Go time.Duration string ("90s", "2m30s"), checked with the same parser the workflows use. */
@@ -77,8 +64,8 @@ const goDuration = z.string().superRefine((text, ctx) => {
 // Every target field is optional: absent means "the incident's own resource", which is what
 // lets one runbook serve every workload.
 const target = {
-  deployment: k8sName.optional(),
-  namespace: k8sLabel.optional(),
+  deployment: objectNameSchema.optional(),
+  namespace: dnsLabelSchema.optional(),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -136,10 +123,10 @@ const scaleParams = z
 const adjustParams = z
   .object({
     ...target,
-    container: k8sLabel.optional(), // absent = every container in the pod template
-    memoryLimit: quantity.optional(),
+    container: dnsLabelSchema.optional(), // absent = every container in the pod template
+    memoryLimit: quantitySchema.optional(),
     memoryLimitIncreasePercent: increasePercent.optional(),
-    cpuLimit: quantity.optional(),
+    cpuLimit: quantitySchema.optional(),
     cpuLimitIncreasePercent: increasePercent.optional(),
   })
   .strict()
@@ -174,8 +161,8 @@ const rollbackParams = z
 
 const deletePodParams = z
   .object({
-    pod: k8sName.optional(), // absent (with no labelSelector) = the incident's pod
-    namespace: k8sLabel.optional(),
+    pod: objectNameSchema.optional(), // absent (with no labelSelector) = the incident's pod
+    namespace: dnsLabelSchema.optional(),
     labelSelector: z.string().min(1).max(1000).optional(),
   })
   .strict()
