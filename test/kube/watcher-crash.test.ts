@@ -35,6 +35,8 @@ let temporalAddress: string;
 let connection: Connection;
 let client: Client;
 let apiProc: CliProcess;
+let worker: CliProcess;
+let temporalPort: number;
 
 beforeAll(async () => {
   kube = await useKube();
@@ -43,7 +45,8 @@ beforeAll(async () => {
   writeFileSync(path.join(dir, 'kubeconfig'), kube.kubeconfig, { mode: 0o600 });
   const mongo = await startEmbeddedMongo({ port: await freePort() });
   servers.push(mongo);
-  const temporal = await startEmbeddedTemporal({ port: await freePort(), dbFile: path.join(dir, 'temporal.db') });
+  temporalPort = await freePort();
+  const temporal = await startEmbeddedTemporal({ port: temporalPort, dbFile: path.join(dir, 'temporal.db') });
   servers.push(temporal);
   temporalAddress = temporal.address;
   env = {
@@ -119,7 +122,7 @@ async function startWorker(): Promise<CliProcess> {
 it('resumes after kill -9 of its worker: no failure missed, none duplicated', async () => {
   const apps = kube.kc.makeApiClient(AppsV1Api);
   const core = kube.kc.makeApiClient(CoreV1Api);
-  let worker = await startWorker();
+  worker = await startWorker();
   // The local cluster's watch is started at process start (operations/clusters.ts) or here.
   await client.workflow
     .start(clusterWatchWorkflow, {
@@ -208,7 +211,47 @@ it('resumes after kill -9 of its worker: no failure missed, none duplicated', as
   expect(heartbeat).toContain('"resourceVersions":{');
   expect(heartbeat).not.toContain(kube.token);
   expect(worker.output()).not.toContain(kube.token);
-  await handle.cancel();
-  await worker.stop();
-  await apiProc.stop();
+});
+
+it('keeps the signals while Temporal is down and delivers them once it is back', async () => {
+  const apps = kube.kc.makeApiClient(AppsV1Api);
+  const core = kube.kc.makeApiClient(CoreV1Api);
+  const temporal = servers.pop()!;
+  await temporal.stop();
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('no-temporal', 2, 'crashloop') });
+  await until(
+    'both pods of Deployment/no-temporal crash-looping',
+    async () => {
+      const pods = (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=no-temporal' })).items;
+      return (
+        pods.length === 2 &&
+        pods.every((p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff')
+      );
+    },
+    180_000,
+  );
+  await until(
+    'the watcher holding a signal it could not deliver',
+    () => worker.output().includes('cluster watch cannot deliver a signal; retrying'),
+    120_000,
+    worker.output,
+  );
+  servers.push(await startEmbeddedTemporal({ port: temporalPort, dbFile: path.join(dir, 'temporal.db') }));
+
+  let incidents: Json[] = [];
+  await until(
+    'the incident of Deployment/no-temporal with both pods',
+    async () => {
+      incidents = await incidentsOf('Deployment/no-temporal').catch(() => []);
+      if (incidents.length !== 1) return false;
+      const pods = (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=no-temporal' })).items;
+      // Each pod is on the timeline: the opening one in Detection, the other as SignalCorrelated.
+      const events: Json[] = (await get(`/incidents/${incidents[0].name}/timeline`)).events;
+      return pods.every((p) => events.some((e: Json) => String(e.message).includes(p.metadata!.name!)));
+    },
+    300_000,
+    worker.output,
+  );
+  expect(await incidentsOf('Deployment/no-temporal')).toHaveLength(1);
+  expect((await get(`/incidents/${incidents[0].name}`)).spec.detectionSource).toBe('kubernetes-watcher');
 });
