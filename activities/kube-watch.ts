@@ -2,13 +2,13 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import type { Config } from '../domain/config';
-import { clusterSchema } from '../domain/incident';
+import { ACTIVE_STATES, clusterSchema } from '../domain/incident';
 import { parseWorkloadKey } from '../domain/kube-owners';
 import { WATCHER_DETECTION_SOURCE } from '../domain/kube-signals';
 import { watchCheckpointSchema, type WatchCheckpoint } from '../domain/kube-watch-state';
 import { signalTypeSchema, type SignalType } from '../domain/runbook';
 import { applySignal } from '../operations/signals';
-import { IncidentModel } from '../store/models';
+import { listIncidents } from '../store/incidents';
 import { kubeConfigFor } from './kube/client';
 import { ClusterWatcher, type KnownIncident } from './kube-watch/engine';
 
@@ -36,36 +36,32 @@ export type WatchClusterInput = z.input<typeof watchClusterInputSchema>;
 const HEARTBEAT_MS = 5_000;
 const DEFAULT_ROUND_MS = 15 * 60_000;
 const MAX_KNOWN_INCIDENTS = 5_000;
+const PAGE_SIZE = 100;
 
-/** The open incidents this watcher opened on `cluster`, with the members their signals named. */
+/**
+ * The open incidents this watcher opened on `cluster`, with the members their signals named.
+ * Pages through the open incidents (few, whatever the history holds) and keeps this cluster's.
+ */
 async function knownIncidents(cluster: string): Promise<KnownIncident[]> {
-  type Row = {
-    namespace: string;
-    resource: string;
-    state: string;
-    signalType: string;
-    labels?: Record<string, string>;
-    correlatedSignals?: { signalType: string; source?: string; labels?: Record<string, string> }[];
-  };
-  const rows = await IncidentModel.find(
-    { cluster, detectionSource: WATCHER_DETECTION_SOURCE, state: { $ne: 'Resolved' } },
-    { _id: 0, namespace: 1, resource: 1, state: 1, signalType: 1, labels: 1, correlatedSignals: 1 },
-  )
-    .limit(MAX_KNOWN_INCIDENTS)
-    .lean<Row[]>();
   const known: KnownIncident[] = [];
-  for (const row of rows) {
-    const workload = parseWorkloadKey(`${row.namespace}/${row.resource}`);
-    if (!workload) continue;
-    const members: [string, SignalType][] = [];
-    const add = (labels: Record<string, string> | undefined, type: string) => {
-      const t = signalTypeSchema.safeParse(type);
-      if (labels?.object && t.success) members.push([labels.object, t.data]);
-    };
-    add(row.labels, row.signalType);
-    for (const s of row.correlatedSignals ?? []) if (s.source === WATCHER_DETECTION_SOURCE) add(s.labels, s.signalType);
-    // An Escalated incident waits for a human: the watcher must not resolve it (open: false).
-    known.push({ workload, members, open: row.state !== 'Escalated' });
+  for (let page = 1; page <= MAX_KNOWN_INCIDENTS / PAGE_SIZE; page++) {
+    const { items } = await listIncidents({ state: ACTIVE_STATES }, page, PAGE_SIZE);
+    for (const row of items) {
+      if (row.cluster !== cluster || row.detectionSource !== WATCHER_DETECTION_SOURCE) continue;
+      const workload = parseWorkloadKey(`${row.namespace}/${row.resource}`);
+      if (!workload) continue;
+      const members: [string, SignalType][] = [];
+      const add = (labels: Record<string, string> | undefined, type: string) => {
+        const t = signalTypeSchema.safeParse(type);
+        if (labels?.object && t.success) members.push([labels.object, t.data]);
+      };
+      add(row.labels, row.signalType);
+      for (const s of row.correlatedSignals ?? [])
+        if (s.source === WATCHER_DETECTION_SOURCE) add(s.labels, s.signalType);
+      // An Escalated incident waits for a human: the watcher must not resolve it (open: false).
+      known.push({ workload, members, open: row.state !== 'Escalated' });
+    }
+    if (items.length < PAGE_SIZE) break;
   }
   return known;
 }
