@@ -6,7 +6,7 @@ import { ACTIVE_STATES, clusterSchema } from '../domain/incident';
 import { parseWorkloadKey } from '../domain/kube-owners';
 import { WATCHER_DETECTION_SOURCE } from '../domain/kube-signals';
 import { watchCheckpointSchema, type WatchCheckpoint } from '../domain/kube-watch-state';
-import { signalTypeSchema, type SignalType } from '../domain/runbook';
+import { signalTypeSchema, type SignalType } from '../domain/vocabulary';
 import { applySignal } from '../operations/signals';
 import { listIncidents } from '../store/incidents';
 import { kubeConfigFor } from './kube/client';

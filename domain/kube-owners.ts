@@ -1,4 +1,4 @@
-import type { ResourceKind } from './runbook';
+import type { ResourceKind } from './vocabulary';
 
 /**
  * Which workload a Kubernetes object belongs to, for the cluster watcher: the incident is about

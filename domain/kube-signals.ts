@@ -1,6 +1,6 @@
 import { signalSchema, type Signal } from './incident';
 import { workloadResource, type KubeMeta, type WorkloadRef } from './kube-owners';
-import type { Severity, SignalType } from './runbook';
+import type { Severity, SignalType } from './vocabulary';
 
 /**
  * Kubernetes object status → failure → Signal, for the cluster watcher (issue 9 §3). Pure and

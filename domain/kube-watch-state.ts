@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { signalSchema, type Signal } from './incident';
 import { parseWorkloadKey, workloadKey, type WorkloadRef } from './kube-owners';
 import { failureSignal, recoverySignal, type Failure, type WarningEvidence } from './kube-signals';
-import { signalTypeSchema, type SignalType } from './runbook';
+import { signalTypeSchema, type SignalType } from './vocabulary';
 
 /**
  * The cluster watcher's failure state, level-triggered: per workload, which members (pods, the

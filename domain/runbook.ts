@@ -5,13 +5,6 @@ import { dnsLabelSchema, objectNameSchema } from './kube-names';
 import { quantitySchema } from './quantity';
 
 /**
- * Re-exported for the Kubernetes watcher's files, written while the vocabulary moved to
- * vocabulary.ts; import from there. Remove when nothing imports these from here.
- */
-export { signalTypeSchema };
-export type { ResourceKind, Severity, SignalType } from './vocabulary';
-
-/**
  * Runbooks: named, versioned lists of remediation steps that a remediation workflow runs
  * against an incident's resource. This file is the single source of truth for their shape;
  * the API, the store and the workflows all validate through these schemas.

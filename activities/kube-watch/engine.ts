@@ -23,7 +23,7 @@ import {
   type WarningEvidence,
 } from '../../domain/kube-signals';
 import { FailureTracker, type WatchAction, type WatchCheckpoint } from '../../domain/kube-watch-state';
-import type { SignalType } from '../../domain/runbook';
+import type { SignalType } from '../../domain/vocabulary';
 
 /**
  * One cluster's watch: informers (list + watch, never polling) on pods, ReplicaSets (for pod →

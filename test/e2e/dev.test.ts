@@ -4,7 +4,6 @@ import path from 'path';
 import { alive } from '../harness/processes';
 import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
 
-
 /** Ctrl-C; returns the descendants it had, to check none survived. */
 async function sigint(run: DevProcess): Promise<number[]> {
   const kids = descendants(run.child.pid!);
