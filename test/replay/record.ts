@@ -13,8 +13,11 @@ import { writeFile } from 'fs/promises';
 import path from 'path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { AppsV1Api } from '@kubernetes/client-node';
 import { chatWorkflowId } from '../../workflows/chat-messages';
+import { useTestSecretKey } from '../clusters/fixtures';
 import { useGateway } from '../harness/gateway';
+import { useKube } from '../harness/kube';
 
 const OUT = path.join(__dirname, 'histories');
 
@@ -91,6 +94,48 @@ async function main(): Promise<void> {
       60_000,
     );
     await save(gw.client, label, chatWorkflowId(chatId), 'chat-running');
+
+    // 4. A registered cluster: its health checks and its watch, running, after the watcher
+    //    opened an incident for a crash-looping Deployment.
+    useTestSecretKey();
+    const kube = await useKube();
+    try {
+      await kube.addNode('kwok-node-1');
+      const registered = await gw.call('POST', '/clusters', {
+        token: gw.tokens.admin,
+        body: { metadata: { name: 'replay' }, spec: { tier: 'standard', kubeconfig: kube.kubeconfig } },
+      });
+      if (registered.status !== 201)
+        throw new Error(`register: ${registered.status} ${JSON.stringify(registered.body)}`);
+      await gw.eventually(
+        () => get('/clusters/replay'),
+        (r) => r.body.status?.phase === 'Connected',
+        120_000,
+      );
+      await kube.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+        namespace: 'default',
+        body: {
+          metadata: { name: 'replay-crash' },
+          spec: {
+            replicas: 2,
+            selector: { matchLabels: { app: 'replay-crash' } },
+            template: {
+              metadata: { labels: { app: 'replay-crash', sim: 'crashloop' } },
+              spec: { containers: [{ name: 'app', image: 'example.com/replay:1' }] },
+            },
+          },
+        },
+      });
+      await gw.eventually(
+        () => get('/incidents?resource=Deployment/replay-crash'),
+        (r) => r.body.metadata?.totalCount === 1,
+        120_000,
+      );
+      await save(gw.client, label, 'cluster-health-replay', 'cluster-health-running');
+      await save(gw.client, label, 'cluster-watch-replay', 'cluster-watch-running');
+    } finally {
+      await kube.stop();
+    }
   } finally {
     await gw.stop();
   }
