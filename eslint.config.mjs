@@ -69,6 +69,11 @@ export default tseslint.config(
           name,
           message: 'domain/ is pure: no Node built-ins.',
         })),
+        ...['crypto', 'node:crypto'].map((name) => ({
+          name,
+          allowImportNames: ['createHash', 'createHmac', 'timingSafeEqual'],
+          message: 'domain/ is deterministic: hashes and HMACs only, no randomness.',
+        })),
         ...['mongoose', 'express', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map((name) => ({
           name,
           message: 'domain/ is pure: no I/O.',
