@@ -41,7 +41,21 @@ export type ClusterCredentials = z.infer<typeof clusterCredentialsSchema>;
 
 const MAX_KUBECONFIG = 256 * 1024;
 
-/** POST /clusters: metadata + spec; exactly one of `kubeconfig` and `credentials`. */
+/** A registration's spec: exactly one of `kubeconfig` and `credentials`. */
+export const clusterSpecSchema = z
+  .object({
+    displayName: z.string().trim().min(1).max(200).optional(),
+    tier: clusterTierSchema.default('standard'),
+    region: z.string().trim().max(100).default(''),
+    kubeconfig: z.string().min(1).max(MAX_KUBECONFIG).optional().describe('kubeconfig YAML; stored encrypted'),
+    credentials: clusterCredentialsSchema.optional().describe('stored encrypted'),
+  })
+  .strict()
+  .refine((s) => (s.kubeconfig === undefined) !== (s.credentials === undefined), {
+    message: 'give exactly one of kubeconfig and credentials',
+  });
+
+/** POST /clusters: metadata + spec. */
 export const clusterRegistrationSchema = z
   .object({
     metadata: z
@@ -50,19 +64,7 @@ export const clusterRegistrationSchema = z
         namespace: dnsLabelSchema.default(DEFAULT_CLUSTER_NAMESPACE),
       })
       .strict(),
-    spec: z
-      .object({
-        displayName: z.string().trim().min(1).max(200).optional(),
-        tier: clusterTierSchema.default('standard'),
-        region: z.string().trim().max(100).default(''),
-        kubeconfig: z.string().min(1).max(MAX_KUBECONFIG).optional().describe('kubeconfig YAML; stored encrypted'),
-        credentials: clusterCredentialsSchema.optional().describe('stored encrypted'),
-      })
-      .strict()
-      .refine((s) => (s.kubeconfig === undefined) !== (s.credentials === undefined), {
-        message: 'give exactly one of kubeconfig and credentials',
-        path: ['kubeconfig'],
-      }),
+    spec: clusterSpecSchema,
   })
   .strict();
 export type ClusterRegistrationInput = z.infer<typeof clusterRegistrationSchema>;

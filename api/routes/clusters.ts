@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { clusterRegistrationSchema, clusterTierSchema, DEFAULT_CLUSTER_NAMESPACE } from '../../domain/cluster';
+import {
+  clusterRegistrationSchema,
+  clusterSpecSchema,
+  clusterTierSchema,
+  DEFAULT_CLUSTER_NAMESPACE,
+} from '../../domain/cluster';
 import { listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
 import { getClusterWithCounts, listClusters } from '../../store/clusters';
 import { registerCluster, unregisterCluster, type ClusterOps } from '../../operations/clusters';
@@ -18,6 +23,11 @@ const namespaceQuery = z.object({
 });
 
 const listQuery = paginationQuery(PAGE_SIZE.max, PAGE_SIZE.default).extend({ tier: clusterTierSchema.optional() });
+
+/** The document states the one-of rule too, so clients (and the contract test) see it. */
+const registrationBody = clusterRegistrationSchema.extend({
+  spec: clusterSpecSchema.openapi({ oneOf: [{ required: ['kubeconfig'] }, { required: ['credentials'] }] }),
+});
 
 /**
  * Cluster registrations (DESIGN §4, §5): everyone reads, admins register and delete. The
@@ -64,7 +74,7 @@ export function clusterRoutes(basePath: string, ops: () => ClusterOps) {
       summary: 'Register a cluster (credentials are stored encrypted and never returned)',
       tag: 'Clusters',
       role: 'admin',
-      body: clusterRegistrationSchema,
+      body: registrationBody,
       responses: {
         201: { description: 'registered; health checks start', schema: clusterDetailSchema },
         409: { description: 'a cluster of that name is already registered' },
