@@ -38,7 +38,6 @@ import {
   type DeletePodResult,
   type KubeActionResult,
   type KubeActionType,
-  type KubeErrorFacts,
   type KubeErrorType,
   type KubeTarget,
   type RestartDeploymentInput,
@@ -50,6 +49,7 @@ import {
 } from '../domain/kube-actions';
 import { completeKubeAction, findKubeAction, recordKubeActionIntent } from '../store/kube-actions';
 import { kubeConfigFor } from './kube/client';
+import { kubeErrorFacts } from './kube/errors';
 
 /**
  * The Kubernetes actions of remediation steps (DESIGN §8), one activity each. A step's key is
@@ -85,31 +85,6 @@ export function callOptions(timeoutMs = KUBE_REQUEST_TIMEOUT_MS, patch?: PatchSt
   };
   const base: ConfigurationOptions = patch ? setHeaderOptions('Content-Type', patch) : {};
   return { ...base, middleware: [...(base.middleware ?? []), deadline], middlewareMergeStrategy: 'append' };
-}
-
-/** The Status an ApiException carries (parsed or as text) or the network failure behind an error. */
-export function kubeErrorFacts(err: unknown): KubeErrorFacts {
-  if (err instanceof ApiException) {
-    let body: unknown = err.body;
-    if (typeof body === 'string') {
-      try {
-        body = JSON.parse(body);
-      } catch {
-        body = { message: body };
-      }
-    }
-    const status = (body ?? {}) as { reason?: unknown; message?: unknown };
-    return {
-      status: err.code,
-      ...(typeof status.reason === 'string' && { reason: status.reason }),
-      ...(typeof status.message === 'string' && { detail: status.message }),
-    };
-  }
-  const e = (err ?? {}) as { name?: unknown; code?: unknown; type?: unknown; message?: unknown };
-  if (e.name === 'AbortError' || e.name === 'TimeoutError' || e.type === 'aborted') return { reason: 'Timeout' };
-  // node-fetch's FetchError: `code` is the socket error (ECONNREFUSED, ECONNRESET, ENOTFOUND, …).
-  if (typeof e.code === 'string') return { reason: e.code };
-  return { reason: typeof e.name === 'string' ? e.name : 'Error' };
 }
 
 /** The failure an activity throws for a failed API call: non-retryable or retryable, by type. */

@@ -33,7 +33,8 @@ import {
   type ResourceSummary,
   type WorkloadSummary,
 } from '../domain/kube-actions';
-import { callOptions, kubeCall, kubeClients, kubeErrorFacts, parseInput, type KubeClients } from './kube-actions';
+import { callOptions, kubeCall, kubeClients, parseInput, type KubeClients } from './kube-actions';
+import { kubeErrorFacts } from './kube/errors';
 
 /**
  * Read tools over a cluster: what the remediation engine checks and the agent looks at. Outputs

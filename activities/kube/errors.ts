@@ -1,0 +1,36 @@
+import { ApiException } from '@kubernetes/client-node';
+import type { KubeErrorFacts } from '../../domain/kube-actions';
+
+// The type lives in domain/ (classifyKubeError reads it); re-exported so callers import one module.
+export type { KubeErrorFacts } from '../../domain/kube-actions';
+
+/**
+ * What a failed client-node call says, as facts that carry no request data: the HTTP status
+ * and the API server's Status (`reason`, `message`) of an ApiException, or the network failure
+ * behind any other error (a socket code such as ECONNREFUSED, or `Timeout` for an abort).
+ */
+export function kubeErrorFacts(err: unknown): KubeErrorFacts {
+  if (err instanceof ApiException) {
+    let body: unknown = err.body;
+    if (typeof body === 'string') {
+      try {
+        body = JSON.parse(body);
+      } catch {
+        body = { message: body };
+      }
+    }
+    const status = (body ?? {}) as { reason?: unknown; message?: unknown };
+    return {
+      status: err.code,
+      ...(typeof status.reason === 'string' && { reason: status.reason }),
+      ...(typeof status.message === 'string' && { detail: status.message }),
+    };
+  }
+  const e = (err ?? {}) as { name?: unknown; code?: unknown; type?: unknown; cause?: { code?: unknown } };
+  if (e.name === 'AbortError' || e.name === 'TimeoutError' || e.type === 'aborted') return { reason: 'Timeout' };
+  // node-fetch's FetchError carries the socket error (ECONNREFUSED, ECONNRESET, ENOTFOUND, …) as
+  // `code`; fetch-style errors carry it on `cause`.
+  if (typeof e.code === 'string') return { reason: e.code };
+  if (typeof e.cause?.code === 'string') return { reason: e.cause.code };
+  return { reason: typeof e.name === 'string' ? e.name : 'Error' };
+}
