@@ -1,6 +1,6 @@
 import { execFile } from 'child_process';
 import { randomBytes } from 'crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync, type WriteStream } from 'fs';
 import { Agent, request } from 'https';
 import path from 'path';
 import { promisify } from 'util';
@@ -153,15 +153,15 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
   const kubeconfig = kubeconfigYaml(server, caData, token);
   writeFileSync(file('kubeconfig'), kubeconfig, { mode: 0o600 });
   const bin = (name: string) => path.join(KUBE_BIN, name);
+  const logs = new Map<string, WriteStream>();
   const logTo = (name: string) => {
-    const stream = createWriteStream(path.join(dir, 'logs', `${name}.log`), { flags: 'a' });
-    return (line: string) => stream.write(`${line}\n`);
+    if (!logs.has(name)) logs.set(name, createWriteStream(path.join(dir, 'logs', `${name}.log`), { flags: 'a' }));
+    const stream = logs.get(name)!;
+    return (line: string) => void (stream.writableEnded || stream.write(`${line}\n`)); // lines may trail a stop
   };
+  const closeLogs = () => Promise.all([...logs.values()].map((s) => new Promise((r) => s.end(r))));
+  // etcd first, then every component as soon as it runs: a failure of the next one still stops it.
   const started: ServerProcess[] = [];
-  const stopAll = async () => {
-    for (const proc of started.reverse()) await proc.stop();
-    started.length = 0;
-  };
 
   const etcdUrl = `http://127.0.0.1:${opts.ports.etcd}`;
   const peerUrl = `http://127.0.0.1:${opts.ports.etcdPeer}`;
@@ -212,11 +212,10 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
     );
     apiserver = await startApiServer();
     const componentKubeconfig = file('kubeconfig');
-    const others: ServerProcess[] = [];
     const alive = () => Promise.resolve(true);
     if (opts.controllerManager !== false) {
       const withKwok = opts.kwok !== false;
-      others.push(
+      started.push(
         await spawnProbed(
           'kube-controller-manager',
           bin('kube-controller-manager'),
@@ -235,7 +234,7 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
         ),
       );
       if (withKwok) {
-        others.push(
+        started.push(
           await spawnProbed(
             'kube-scheduler',
             bin('kube-scheduler'),
@@ -262,7 +261,6 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
         );
       }
     }
-    started.push(...others);
     return {
       server,
       token,
@@ -277,14 +275,20 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
         apiserver = await startApiServer();
       },
       stop: async () => {
-        await Promise.all(others.map((p) => p.stop()));
+        const [etcd, ...components] = started;
+        await Promise.all(components.map((p) => p.stop()));
         await apiserver?.stop();
-        await stopAll();
+        await etcd.stop();
+        started.length = 0;
+        await closeLogs();
       },
     };
   } catch (err) {
+    const [etcd, ...components] = started;
+    await Promise.all(components.map((p) => p.stop()));
     await apiserver?.stop();
-    await stopAll();
+    await etcd?.stop();
+    await closeLogs();
     throw err;
   }
 }

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
 import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
+import { waitFor } from '../harness/kube';
 import { freePort } from '../harness/ports';
 import { alive } from '../harness/processes';
 
@@ -25,14 +26,11 @@ describe('foghorn dev --kube (e2e)', () => {
     const res = await fetch(url, { headers: { authorization: `Bearer ${dev!.token}` } });
     return (await res.json()) as T;
   };
-  const eventually = async <T>(probe: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 120_000) => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe().catch(() => undefined);
-      if (value !== undefined && check(value)) return value;
-      if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms; last: ${JSON.stringify(value)}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+  /** The probe's value once `check` holds (polled; a failing probe counts as not yet). */
+  const eventually = async <T>(probe: () => Promise<T>, check: (v: T) => boolean): Promise<T> => {
+    let value: T | undefined;
+    await waitFor('condition', async () => check((value = await probe())), 180_000);
+    return value!;
   };
 
   it('registers the local cluster, reports its health and opens an incident for a crash-looping Deployment', async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'os';
 import path from 'path';
 import { FAKE_NODE_ANNOTATION, startLocalKube, type LocalKube } from '../../cli/embedded/kube';
 import { freePort } from './ports';
+import { until } from './processes';
 
 export interface KubeCluster extends Omit<LocalKube, 'kubeconfigPath'> {
   /** A client configuration for `admin`. */
@@ -12,15 +13,9 @@ export interface KubeCluster extends Omit<LocalKube, 'kubeconfigPath'> {
   addNode(name: string): Promise<void>;
 }
 
-/** Polls `check` until it holds (the control plane converges asynchronously). */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+/** Polls `check` until it holds; a failing probe counts as not yet (the control plane converges asynchronously). */
+export const waitFor = (what: string, check: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> =>
+  until(what, () => check().catch(() => false), timeoutMs);
 
 /**
  * A real control plane for one suite (cli/embedded/kube.ts) on free loopback ports in a temp
