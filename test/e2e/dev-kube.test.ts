@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
 import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
-import { waitFor } from '../harness/kube';
+import { deploymentManifest, waitFor } from '../harness/kube';
 import { freePort } from '../harness/ports';
 import { alive } from '../harness/processes';
 
@@ -50,17 +50,7 @@ describe('foghorn dev --kube (e2e)', () => {
     kc.loadFromString(readFileSync(path.join(dataDir, 'kube', 'kubeconfig'), 'utf8'));
     await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
       namespace: 'default',
-      body: {
-        metadata: { name: 'checkout' },
-        spec: {
-          replicas: 2,
-          selector: { matchLabels: { app: 'checkout' } },
-          template: {
-            metadata: { labels: { app: 'checkout', sim: 'crashloop' } },
-            spec: { containers: [{ name: 'app', image: 'example.com/checkout:1' }] },
-          },
-        },
-      },
+      body: deploymentManifest('checkout', 2, 'crashloop'),
     });
 
     type IncidentList = { items: Array<{ name: string; resource: string; namespace: string }> };

@@ -1,4 +1,4 @@
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Deployment } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
@@ -16,6 +16,24 @@ export interface KubeCluster extends Omit<LocalKube, 'kubeconfigPath'> {
 /** Polls `check` until it holds; a failing probe counts as not yet (the control plane converges asynchronously). */
 export const waitFor = (what: string, check: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> =>
   until(what, () => check().catch(() => false), timeoutMs);
+
+/**
+ * A Deployment of `replicas` pods labelled `app: <name>`; `sim` (crashloop, oomkilled, imagepull)
+ * makes its pods fail (tools/kube/stages/failures.yaml).
+ */
+export function deploymentManifest(name: string, replicas: number, sim?: string, namespace = 'default'): V1Deployment {
+  return {
+    metadata: { name, namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: name } },
+      template: {
+        metadata: { labels: { app: name, ...(sim && { sim }) } },
+        spec: { containers: [{ name: 'app', image: `example.com/${name}:1` }] },
+      },
+    },
+  };
+}
 
 /**
  * A real control plane for one suite (cli/embedded/kube.ts) on free loopback ports in a temp

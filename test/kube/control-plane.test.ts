@@ -8,7 +8,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { kubeconfigYaml } from '../../cli/embedded/kube';
-import { useKube, waitFor, type KubeCluster } from '../harness/kube';
+import { deploymentManifest, useKube, waitFor, type KubeCluster } from '../harness/kube';
 
 // The local control plane itself (cli/embedded/kube.ts): the simulated failures every
 // Kubernetes suite relies on behave as on a real node.
@@ -25,18 +25,6 @@ beforeAll(async () => {
 
 afterAll(() => kube?.stop(), 60_000);
 
-const deployment = (name: string, replicas: number, sim?: string) => ({
-  metadata: { name, namespace: 'default' },
-  spec: {
-    replicas,
-    selector: { matchLabels: { app: name } },
-    template: {
-      metadata: { labels: { app: name, ...(sim && { sim }) } },
-      spec: { containers: [{ name: 'app', image: `example.com/${name}:1` }] },
-    },
-  },
-});
-
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 const podsOf = async (app: string): Promise<V1Pod[]> =>
@@ -52,7 +40,7 @@ test('the API server reports its version and answers the restricted token with 4
 }, 60_000);
 
 test('a Deployment becomes available on a fake node', async () => {
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('healthy', 2) });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('healthy', 2) });
   await waitFor('2 available replicas', async () => {
     const d = await apps.readNamespacedDeployment({ name: 'healthy', namespace: 'default' });
     return d.status?.availableReplicas === 2;
@@ -62,7 +50,7 @@ test('a Deployment becomes available on a fake node', async () => {
 }, 120_000);
 
 test('sim=crashloop pods crash-loop with a rising restart count', async () => {
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('crashy', 2, 'crashloop') });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('crashy', 2, 'crashloop') });
   await waitFor('restartCount ≥ 2 with CrashLoopBackOff', async () => {
     const pods = await podsOf('crashy');
     return (
@@ -82,8 +70,11 @@ test('sim=crashloop pods crash-loop with a rising restart count', async () => {
 }, 120_000);
 
 test('sim=oomkilled containers are OOM-killed, sim=imagepull pods never start', async () => {
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('hungry', 1, 'oomkilled') });
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('unpullable', 1, 'imagepull') });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('hungry', 1, 'oomkilled') });
+  await apps.createNamespacedDeployment({
+    namespace: 'default',
+    body: deploymentManifest('unpullable', 1, 'imagepull'),
+  });
   await waitFor('OOMKilled, exit 137', async () => {
     const s = (await podsOf('hungry'))[0]?.status?.containerStatuses?.[0];
     return s?.lastState?.terminated?.reason === 'OOMKilled' && s.lastState.terminated.exitCode === 137;

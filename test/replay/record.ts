@@ -17,7 +17,7 @@ import { AppsV1Api } from '@kubernetes/client-node';
 import { chatWorkflowId } from '../../workflows/chat-messages';
 import { useTestSecretKey } from '../clusters/fixtures';
 import { useGateway } from '../harness/gateway';
-import { useKube } from '../harness/kube';
+import { deploymentManifest, useKube } from '../harness/kube';
 
 const OUT = path.join(__dirname, 'histories');
 
@@ -114,17 +114,7 @@ async function main(): Promise<void> {
       );
       await kube.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
         namespace: 'default',
-        body: {
-          metadata: { name: 'replay-crash' },
-          spec: {
-            replicas: 2,
-            selector: { matchLabels: { app: 'replay-crash' } },
-            template: {
-              metadata: { labels: { app: 'replay-crash', sim: 'crashloop' } },
-              spec: { containers: [{ name: 'app', image: 'example.com/replay:1' }] },
-            },
-          },
-        },
+        body: deploymentManifest('replay-crash', 2, 'crashloop'),
       });
       await gw.eventually(
         () => get('/incidents?resource=Deployment/replay-crash'),
