@@ -15,8 +15,10 @@ import { ClusterWatcher, type KnownIncident } from './kube-watch/engine';
 /**
  * The cluster watcher as a long-running activity (issue 9 §3). It watches until `roundMs` has
  * passed and returns its checkpoint, so the workflow can continue-as-new; meanwhile it heartbeats
- * the same checkpoint, and a retry on another worker (this one died) resumes from it: relist,
- * then send only the difference — failures that began while nobody watched, and recoveries.
+ * the same checkpoint. A retry on another worker (this one died) or the next round relists the
+ * cluster and diffs it against that checkpoint and ingestion's record, sending only the
+ * difference — failures that began while nobody watched, and recoveries. (The resourceVersions in
+ * the checkpoint are for diagnosis; nothing watches from them.)
  */
 
 export interface KubeWatchDeps {
@@ -35,19 +37,21 @@ export type WatchClusterInput = z.input<typeof watchClusterInputSchema>;
 
 const HEARTBEAT_MS = 5_000;
 const DEFAULT_ROUND_MS = 15 * 60_000;
+/** Open watcher incidents read per page: one page for any cluster that is not on fire everywhere. */
+const PAGE_SIZE = 500;
 const MAX_KNOWN_INCIDENTS = 5_000;
-const PAGE_SIZE = 100;
 
 /**
  * The open incidents this watcher opened on `cluster`, with the members their signals named.
- * Pages through the open incidents (few, whatever the history holds) and keeps this cluster's.
+ * Offset pages over a set that may change meanwhile: a row seen twice is harmless (the tracker
+ * merges), and one missed (an incident resolved between pages) costs at most a repeated signal.
  */
 async function knownIncidents(cluster: string): Promise<KnownIncident[]> {
   const known: KnownIncident[] = [];
+  const filter = { state: ACTIVE_STATES, cluster, detectionSource: WATCHER_DETECTION_SOURCE };
   for (let page = 1; page <= MAX_KNOWN_INCIDENTS / PAGE_SIZE; page++) {
-    const { items } = await listIncidents({ state: ACTIVE_STATES }, page, PAGE_SIZE);
+    const { items } = await listIncidents(filter, page, PAGE_SIZE);
     for (const row of items) {
-      if (row.cluster !== cluster || row.detectionSource !== WATCHER_DETECTION_SOURCE) continue;
       const workload = parseWorkloadKey(`${row.namespace}/${row.resource}`);
       if (!workload) continue;
       const members: [string, SignalType][] = [];
@@ -73,10 +77,12 @@ export function createKubeWatchActivities({ config, client, taskQueue }: KubeWat
     async watchCluster(raw: WatchClusterInput): Promise<WatchCheckpoint> {
       const ctx = Context.current();
       const input = watchClusterInputSchema.parse(raw);
-      // A retry (the previous worker died or the attempt failed) resumes from its last heartbeat.
+      // A retry (the previous worker died or the attempt failed) starts from its last heartbeated checkpoint.
       const beat = watchCheckpointSchema.safeParse(ctx.info.heartbeatDetails);
       const checkpoint = beat.success ? beat.data : input.checkpoint;
-      const kc = await kubeConfigFor(input.cluster); // ClusterNotFound: non-retryable, ends the workflow
+      // Non-retryable failures the workflow handles: ClusterNotFound ends the watch;
+      // ClusterCredentialsUnreadable (e.g. a rotated FOGHORN_SECRET_KEY) is tried again later.
+      const kc = await kubeConfigFor(input.cluster);
       const watcher = new ClusterWatcher({
         cluster: input.cluster,
         kc,
@@ -97,8 +103,13 @@ export function createKubeWatchActivities({ config, client, taskQueue }: KubeWat
         await Promise.race([watcher.start(), ctx.cancelled]);
         await ctx.sleep(input.roundMs ?? DEFAULT_ROUND_MS); // rejects when cancelled (cluster deleted)
       } finally {
-        clearInterval(heartbeat);
-        await watcher.stop();
+        // Heartbeats go on until stop() is done (it waits for deliveries in flight, bounded):
+        // a silent stop past the heartbeat timeout would let a second attempt start beside this one.
+        try {
+          await watcher.stop();
+        } finally {
+          clearInterval(heartbeat);
+        }
       }
       const result = watcher.checkpoint();
       ctx.log.info('cluster watch round done', { cluster: input.cluster, ...watcher.stats, ...watcher.trackerStats() });

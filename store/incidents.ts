@@ -142,11 +142,15 @@ export interface IncidentFilter {
   namespace?: string;
   resource?: string;
   since?: Date;
+  cluster?: string;
+  /** `alertmanager`, `kubernetes-watcher`, … */
+  detectionSource?: string;
 }
 
 export function listIncidents(filter: IncidentFilter, page: number, pageSize: number): Promise<Page<IncidentRecord>> {
   const query: Record<string, unknown> = {};
-  for (const key of ['severity', 'namespace', 'resource'] as const) if (filter[key]) query[key] = filter[key];
+  for (const key of ['severity', 'namespace', 'resource', 'cluster', 'detectionSource'] as const)
+    if (filter[key]) query[key] = filter[key];
   if (typeof filter.state === 'string' && filter.state) query.state = filter.state;
   else if (Array.isArray(filter.state)) query.state = { $in: filter.state };
   if (filter.since) query.detectedAt = { $gte: filter.since };

@@ -12,6 +12,7 @@ import {
   type V1ReplicaSet,
 } from '@kubernetes/client-node';
 import { ZodError } from 'zod';
+import { ApiError } from '../../domain/errors';
 import type { Signal } from '../../domain/incident';
 import { nodeWorkload, podWorkload, workloadKey, type WorkloadRef } from '../../domain/kube-owners';
 import {
@@ -23,7 +24,9 @@ import {
   type WarningEvidence,
 } from '../../domain/kube-signals';
 import { FailureTracker, type WatchAction, type WatchCheckpoint } from '../../domain/kube-watch-state';
+import { redactText } from '../../domain/redact';
 import type { SignalType } from '../../domain/vocabulary';
+import { kubeErrorFacts } from '../kube/errors';
 
 /**
  * One cluster's watch: informers (list + watch, never polling) on pods, ReplicaSets (for pod →
@@ -76,23 +79,49 @@ const BACKOFF_START_MS = 500;
 const BACKOFF_CAP_MS = 30_000;
 const EVIDENCE_CAP = 5_000;
 const DEFAULT_MAX_SIGNALS = 50;
+/**
+ * How long stop() waits for deliveries in flight. Bounded: a delivery to an unavailable Temporal
+ * can hang past the activity's heartbeat timeout, and an unbounded wait would have the server
+ * start a second attempt (a second watcher) while this one still runs. What is not confirmed
+ * stays pending in the checkpoint and is sent again (at least once).
+ */
+const STOP_WAIT_MS = 10_000;
 
 /** Capped exponential back-off with full jitter. */
 export const backoffMs = (attempt: number) =>
   Math.round(Math.min(BACKOFF_CAP_MS, BACKOFF_START_MS * 2 ** Math.min(attempt, 16)) * (0.5 + Math.random() / 2));
 
-const status = (err: unknown): number | undefined => {
-  const e = err as { status?: unknown; code?: unknown; statusCode?: unknown } | undefined;
-  for (const v of [e?.status, e?.code, e?.statusCode]) if (typeof v === 'number') return v;
-  return undefined;
+/** A failed API server call as log fields: status, reason and the server's own message, redacted. */
+const kubeErrorFields = (err: unknown) => {
+  const { detail, ...facts } = kubeErrorFacts(err);
+  return { ...facts, ...(detail && { detail: redactText(detail).slice(0, 300) }) };
 };
 
-/** An error as a log field: its class and status, and a short message (never a request or header). */
-const describe = (err: unknown) => ({
+/** Any other error (ingestion, a signal schema) as log fields: its class and a short, redacted message. */
+const errorFields = (err: unknown) => ({
   error: err instanceof Error ? err.constructor.name : typeof err,
-  status: status(err),
-  message: String((err as Error)?.message ?? err).slice(0, 200),
+  ...(err instanceof ApiError && { status: err.status }),
+  message: redactText(String((err as Error)?.message ?? err)).slice(0, 200),
 });
+
+/**
+ * client-node's Watch, except that a watch whose request was still being opened when the
+ * watcher stopped is aborted once open: ListWatch.stop() only aborts a request it already holds.
+ */
+class StoppableWatch extends Watch {
+  constructor(
+    kc: KubeConfig,
+    private readonly isStopped: () => boolean,
+  ) {
+    super(kc);
+  }
+
+  override async watch(...args: Parameters<Watch['watch']>): Promise<AbortController> {
+    const request = await super.watch(...args);
+    if (this.isStopped()) request.abort();
+    return request;
+  }
+}
 
 type Kind = 'pods' | 'replicasets' | 'deployments' | 'nodes' | 'events';
 
@@ -149,7 +178,7 @@ export class ClusterWatcher {
     this.log = opts.log ?? { info: () => undefined, warn: () => undefined };
     const core = opts.kc.makeApiClient(CoreV1Api);
     const apps = opts.kc.makeApiClient(AppsV1Api);
-    const watch = new Watch(opts.kc);
+    const watch = new StoppableWatch(opts.kc, () => this.stopped);
     const make = <T extends KubernetesObject>(
       kind: Kind,
       path: string,
@@ -162,7 +191,11 @@ export class ClusterWatcher {
         watch,
         async () => {
           this.stats.relists++;
-          return list();
+          const result = await list();
+          // ListWatch checks `stopped` only before its list: without this a stop() during the
+          // list would still open a watch afterwards. The error ends the start (see onInformerError).
+          if (this.stopped) throw new Error('cluster watcher stopped');
+          return result;
         },
         false,
         undefined,
@@ -231,6 +264,8 @@ export class ClusterWatcher {
    */
   async start(): Promise<void> {
     const known = (await this.opts.knownIncidents?.()) ?? [];
+    // Stopped (cancelled) while ingestion's record was read: start nothing that stop() would miss.
+    if (this.stopped) return;
     for (const k of known) this.tracker.knownToIngestion(k.workload, k.members, k.open);
     // Not awaited: an API server that accepts connections and never answers must not hold up
     // the activity (its heartbeats and its round); deliveries wait for every first list anyway.
@@ -257,23 +292,46 @@ export class ClusterWatcher {
     return this.tracker.stats();
   }
 
-  /** Resolves once nothing is queued or being delivered (benchmark, tests). */
+  /** Resolves once nothing is queued or being delivered (benchmark, tests, stop()). */
   idle(): Promise<void> {
-    if (this.running === 0 && this.queued.size === 0) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((r) => this.idleWaiters.push(r));
   }
 
-  /** Stops watching; waits for deliveries in flight (the rest stays in the checkpoint). */
+  /**
+   * Stops watching (idempotent); waits up to STOP_WAIT_MS for deliveries in flight (the rest
+   * stays in the checkpoint).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.tick);
+    this.tick = undefined;
     clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     for (const inf of this.informers) {
       clearTimeout(inf.timer);
-      await inf.lw.stop();
+      inf.timer = undefined;
     }
+    // Every one of them, whatever another's stop does (a start still listing or opening its watch
+    // ends by itself: see the list wrapper and StoppableWatch).
+    await Promise.allSettled(this.informers.map((inf) => inf.lw.stop()));
     this.queued.clear();
-    while (this.running > 0) await new Promise((r) => setTimeout(r, 20));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      this.idle().then(() => true),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), STOP_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!waited)
+      this.log.warn('cluster watch stopped with deliveries in flight; they stay in the checkpoint', {
+        cluster: this.opts.cluster,
+        inFlight: this.running,
+      });
+  }
+
+  /** Nothing being delivered, and nothing queued unless stopped (a stopped watcher sends nothing more). */
+  private isIdle(): boolean {
+    return this.running === 0 && (this.stopped || this.queued.size === 0);
   }
 
   // --- informers -------------------------------------------------------------------------
@@ -307,7 +365,7 @@ export class ClusterWatcher {
       cluster: this.opts.cluster,
       resource: inf.kind,
       retryInMs: delay,
-      ...describe(err),
+      ...kubeErrorFields(err),
     });
     inf.timer = setTimeout(() => {
       inf.timer = undefined;
@@ -397,7 +455,7 @@ export class ClusterWatcher {
         cluster: this.opts.cluster,
         workload: workloadKey(ref),
         member,
-        ...describe(err),
+        ...errorFields(err),
       });
     }
   }
@@ -438,7 +496,7 @@ export class ClusterWatcher {
       void this.deliverWorkload(key).finally(() => {
         this.inFlight.delete(key);
         this.running--;
-        if (this.running === 0 && this.queued.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+        if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
         this.kick();
       });
     }
@@ -455,12 +513,11 @@ export class ClusterWatcher {
         await this.opts.deliver(action.signal, action.status);
       } catch (err) {
         this.stats.deliveryErrors++;
-        const code = status(err);
-        if ((code !== undefined && code >= 400 && code < 500) || err instanceof ZodError) {
+        if ((err instanceof ApiError && err.status >= 400 && err.status < 500) || err instanceof ZodError) {
           this.log.warn('cluster watch signal refused by ingestion; dropped', {
             cluster: this.opts.cluster,
             workload: key,
-            ...describe(err),
+            ...errorFields(err),
           });
           this.tracker.drop(action);
           continue;
@@ -488,8 +545,9 @@ export class ClusterWatcher {
       cluster: this.opts.cluster,
       workload: key,
       retryInMs: delay,
-      ...describe(err),
+      ...errorFields(err),
     });
+    if (this.stopped) return; // no retry timer after stop(): the checkpoint keeps the signal
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => this.kick(), this.pausedUntil - Date.now() + 5);
   }
