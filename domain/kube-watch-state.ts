@@ -52,7 +52,7 @@ const checkpointWorkloadSchema = z.object({
 
 export const watchCheckpointSchema = z.object({
   version: z.literal(1),
-  /** Last resourceVersion seen per watched collection (pods, deployments, …). */
+  /** Last resourceVersion seen per watched collection (pods, deployments, …), for diagnosis: a resume relists. */
   resourceVersions: z.record(z.string()).default({}),
   /** `<namespace>/<Kind>/<name>` → state. */
   workloads: z.record(checkpointWorkloadSchema).default({}),
@@ -151,10 +151,6 @@ export class FailureTracker {
     return keys;
   }
 
-  markDirty(key: string): void {
-    if (this.workloads.has(key)) this.dirty.add(key);
-  }
-
   /** The next signal to deliver for a workload, in order: firings first, then its recovery. */
   next(key: string): WatchAction | undefined {
     const s = this.workloads.get(key);
@@ -243,7 +239,12 @@ export class FailureTracker {
       workloads[key] = { open: s.open, sent: s.sent, lastType: s.lastType, reported, pending };
     }
     const since: Record<string, number> = {};
-    for (const [k, v] of unavailableSince) if (Object.keys(since).length < MAX_CHECKPOINT_MEMBERS) since[k] = v;
+    let sinceCount = 0;
+    for (const [k, v] of unavailableSince) {
+      if (sinceCount >= MAX_CHECKPOINT_MEMBERS) break;
+      since[k] = v;
+      sinceCount++;
+    }
     return { version: 1, resourceVersions, workloads, unavailableSince: since, truncated };
   }
 

@@ -428,6 +428,15 @@ describe('failure tracker', () => {
     ]);
   });
 
+  it('caps the rollout clocks a checkpoint carries', () => {
+    const t = new FailureTracker({ cluster: 'local', maxSignalsPerWorkload: 50 });
+    const since = new Map(Array.from({ length: 2_500 }, (_, i) => [`shop/Deployment/d${i}`, i] as [string, number]));
+    const cp = t.checkpoint({}, since);
+    expect(Object.keys(cp.unavailableSince)).toHaveLength(2_000);
+    expect(cp.unavailableSince['shop/Deployment/d0']).toBe(0);
+    expect(cp.unavailableSince['shop/Deployment/d1999']).toBe(1_999);
+  });
+
   it('takes what ingestion already has as known (a crash after delivery, before the checkpoint)', () => {
     const t = new FailureTracker({ cluster: 'local', maxSignalsPerWorkload: 50 });
     t.knownToIngestion(dep, [['Pod/a', 'CrashLoopBackOff']], true);
