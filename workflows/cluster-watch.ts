@@ -3,7 +3,10 @@ import {
   ApplicationFailure,
   continueAsNew,
   isCancellation,
+  log,
+  patched,
   proxyActivities,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { KubeWatchActivities } from '../activities/kube-watch';
@@ -12,16 +15,17 @@ import type { WatchCheckpoint } from '../domain/kube-watch-state';
 /**
  * The watcher of one registered cluster (id `cluster-watch-<name>`, started by the cluster's
  * registration, cancelled by its deletion). The watch itself is a long-running activity that
- * heartbeats its checkpoint: a worker that dies hands it to another worker, which resumes from
- * that checkpoint. Each round returns the checkpoint, the next round starts from it, and the
- * history is renewed (continue-as-new) every few rounds. The workflow carries the cluster's
- * name and the checkpoint only, never credentials.
+ * heartbeats its checkpoint: a worker that dies hands it to another worker, which relists the
+ * cluster and diffs it against that checkpoint (and ingestion's record). Each round returns the
+ * checkpoint, the next round starts from it, and the history is renewed (continue-as-new) every
+ * few rounds. The workflow carries the cluster's name and the checkpoint only, never credentials.
  */
 const { watchCluster } = proxyActivities<KubeWatchActivities>({
   // A round watches 15 min by default; the heartbeat timeout notices a dead worker long before.
   startToCloseTimeout: '1h',
   heartbeatTimeout: '30s',
-  // Unlimited: the cluster may be unreachable for hours. An unknown cluster stops it.
+  // Unlimited: the cluster may be unreachable for hours. An unknown cluster stops it; its
+  // unreadable credentials are thrown non-retryable by the activity and waited out below.
   retry: {
     initialInterval: '1s',
     backoffCoefficient: 2,
@@ -42,6 +46,12 @@ export interface ClusterWatchInput {
 /** Rounds per run before continue-as-new (each round adds a handful of history events). */
 const ROUNDS_PER_RUN = 50;
 
+/** Wait before another round when the cluster's stored credentials cannot be decrypted. */
+const CREDENTIALS_RETRY = '5m';
+
+const failedWith = (err: unknown, type: string): boolean =>
+  err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === type;
+
 export async function clusterWatchWorkflow(input: ClusterWatchInput): Promise<void> {
   let checkpoint = input.checkpoint;
   const rounds = input.roundsPerRun ?? ROUNDS_PER_RUN;
@@ -54,12 +64,18 @@ export async function clusterWatchWorkflow(input: ClusterWatchInput): Promise<vo
       });
     } catch (err) {
       if (isCancellation(err)) throw err; // the cluster was deleted: ends as Cancelled
-      if (
-        err instanceof ActivityFailure &&
-        err.cause instanceof ApplicationFailure &&
-        err.cause.type === 'ClusterNotFound'
-      )
-        return; // registration gone without a cancel (e.g. deleted while no worker ran): nothing to watch
+      if (failedWith(err, 'ClusterNotFound')) return; // registration gone without a cancel (e.g. deleted while no worker ran): nothing to watch
+      // Stored credentials that cannot be decrypted (a changed FOGHORN_SECRET_KEY, a damaged
+      // record): not the end of the watch, since a fixed key brings it back; a durable wait, then
+      // another round. Patched: before, this failed the workflow.
+      if (failedWith(err, 'ClusterCredentialsUnreadable') && patched('cluster-watch-credentials-wait')) {
+        log.error('cluster credentials unreadable; the watch tries again later', {
+          cluster: input.cluster,
+          retryIn: CREDENTIALS_RETRY,
+        });
+        await sleep(CREDENTIALS_RETRY);
+        continue;
+      }
       throw err;
     }
     if (workflowInfo().continueAsNewSuggested) break;
