@@ -350,6 +350,12 @@ export class ClusterWatcher {
       inf.lw.off('error', onError);
     }
     if (failed || this.stopped) return;
+    if (inf.attempt > 0)
+      this.log.info('cluster watch resumed', {
+        cluster: this.opts.cluster,
+        resource: inf.kind,
+        restarts: this.stats.restarts,
+      });
     inf.attempt = 0;
     if (!inf.synced) {
       inf.synced = true;
