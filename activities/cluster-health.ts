@@ -1,16 +1,10 @@
-import {
-  CoreV1Api,
-  Observable,
-  VersionApi,
-  type KubeConfig,
-  type RequestContext,
-  type ResponseContext,
-  type V1Node,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { CoreV1Api, VersionApi, type KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import {
   classifyHealth,
+  clipClusterText,
+  CLUSTER_CREDENTIALS_UNREADABLE,
   failureOfStatus,
   type ClusterFailure,
   type ClusterObservation,
@@ -18,7 +12,9 @@ import {
 } from '../domain/cluster';
 import { cpuMillis, formatCpu, formatMemory, memoryBytes, sumQuantities } from '../domain/quantity';
 import { updateClusterStatus, type ClusterStatusRecord } from '../store/clusters';
+import { callOptions } from './kube/call-options';
 import { kubeConfigFor } from './kube/client';
+import { kubeErrorFacts } from './kube/errors';
 
 /** Each API call of a check gives up after this long: a hung server is Unreachable, not a hung check. */
 const CALL_TIMEOUT_MS = 5_000;
@@ -38,20 +34,6 @@ export interface ClusterHealthReport {
   namespaceCount?: number;
   message: string;
 }
-
-/** A per-call abort signal, given to the client as request middleware (its Observable flavour). */
-const timeoutOption = () => ({
-  middleware: [
-    {
-      pre: (ctx: RequestContext) => {
-        ctx.setSignal(AbortSignal.timeout(CALL_TIMEOUT_MS));
-        return new Observable(Promise.resolve(ctx));
-      },
-      post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),
-    },
-  ],
-  middlewareMergeStrategy: 'append' as const,
-});
 
 /** Every item of a paged list call. */
 async function listAll<T>(
@@ -88,19 +70,19 @@ function podRequests(pods: V1Pod[]) {
 /** One look at the cluster: version, nodes, namespaces, pods' requests. Throws what the client threw. */
 async function observe(kc: KubeConfig) {
   const core = kc.makeApiClient(CoreV1Api);
-  const version = await kc.makeApiClient(VersionApi).getCode(timeoutOption());
-  const nodes = await listAll((p) => core.listNode(p, timeoutOption()));
-  const namespaces = await listAll((p) => core.listNamespace(p, timeoutOption()));
+  const version = await kc.makeApiClient(VersionApi).getCode(callOptions(CALL_TIMEOUT_MS));
+  const nodes = await listAll((p) => core.listNode(p, callOptions(CALL_TIMEOUT_MS)));
+  const namespaces = await listAll((p) => core.listNamespace(p, callOptions(CALL_TIMEOUT_MS)));
   // Pods that hold their requests: finished ones (Succeeded, Failed) release them.
   const pods = await listAll((p) =>
     core.listPodForAllNamespaces(
       { ...p, fieldSelector: 'status.phase!=Succeeded,status.phase!=Failed' },
-      timeoutOption(),
+      callOptions(CALL_TIMEOUT_MS),
     ),
   );
   const used = podRequests(pods);
   const observation: ClusterObservation = {
-    version: version.gitVersion,
+    version: clipClusterText(version.gitVersion), // the cluster's own words: bounded before they are stored
     nodes: nodes.length,
     readyNodes: nodes.filter(isReady).length,
     namespaces: namespaces.length,
@@ -126,34 +108,23 @@ async function observe(kc: KubeConfig) {
 
 /**
  * Why a call failed, in words that carry no data from the request: an HTTP status, an error
- * code (ECONNREFUSED, ...), or a timeout. The client's own messages may quote URLs and bodies.
+ * code (ECONNREFUSED, ...), or a timeout. The client's own messages may quote URLs and bodies,
+ * and the server's Status text is not ours to store, so neither is used.
  */
 function describeFailure(err: unknown): { failure: ClusterFailure; message: string } {
-  const e = err as { code?: unknown; name?: string; type?: string; cause?: { code?: unknown } };
-  if (typeof e.code === 'number') {
-    return { failure: failureOfStatus(e.code), message: `the API server answered HTTP ${e.code}` };
-  }
-  if (e.name === 'AbortError' || e.type === 'aborted' || e.name === 'TimeoutError')
-    return { failure: 'unreachable', message: `no answer within ${CALL_TIMEOUT_MS / 1000}s` };
-  const code = typeof e.code === 'string' ? e.code : typeof e.cause?.code === 'string' ? e.cause.code : undefined;
-  return { failure: 'unreachable', message: code ? `connection failed (${code})` : 'connection failed' };
+  const { status, reason } = kubeErrorFacts(err);
+  if (status) return { failure: failureOfStatus(status), message: `the API server answered HTTP ${status}` };
+  if (reason === 'Timeout') return { failure: 'unreachable', message: `no answer within ${CALL_TIMEOUT_MS / 1000}s` };
+  const code = reason && /^E[A-Z0-9_]+$/.test(reason) ? ` (${clipClusterText(reason, 32)})` : '';
+  return { failure: 'unreachable', message: `connection failed${code}` };
 }
 
-/**
- * Checks one cluster and writes what it saw into its registration. An unreachable or refusing
- * cluster is a result (Unreachable / Unauthorized), never an activity failure; only an unknown
- * cluster (ClusterNotFound, non-retryable) or a store outage fail it. Idempotent: the last
- * check wins.
- */
-export async function checkClusterHealth(input: CheckClusterHealthInput): Promise<ClusterHealthReport> {
-  const { cluster } = checkClusterHealthInput.parse(input);
-  const kc = await kubeConfigFor(cluster);
-  const checkedAt = new Date();
-  let status: Partial<ClusterStatusRecord>;
+/** What the cluster says now, as the registration's status; a failed call is a phase, not a throw. */
+async function observedStatus(kc: KubeConfig, checkedAt: Date): Promise<Partial<ClusterStatusRecord>> {
   try {
     const { observation, resourceUsage } = await observe(kc);
     const phase = classifyHealth(observation);
-    status = {
+    return {
       phase,
       connected: true,
       lastHealthCheck: checkedAt,
@@ -169,8 +140,31 @@ export async function checkClusterHealth(input: CheckClusterHealthInput): Promis
     };
   } catch (err) {
     const { failure, message } = describeFailure(err);
-    status = { phase: classifyHealth(failure), connected: false, lastHealthCheck: checkedAt, message };
+    return { phase: classifyHealth(failure), connected: false, lastHealthCheck: checkedAt, message };
   }
+}
+
+/**
+ * Checks one cluster and writes what it saw into its registration. An unreachable or refusing
+ * cluster is a result (Unreachable / Unauthorized), never an activity failure; only an unknown
+ * cluster (ClusterNotFound, non-retryable) or a store outage fail it. Stored credentials that
+ * cannot be decrypted (another FOGHORN_SECRET_KEY) are Unauthorized with that reason, so the
+ * phase never stays stale. Idempotent: the last check wins.
+ */
+export async function checkClusterHealth(input: CheckClusterHealthInput): Promise<ClusterHealthReport> {
+  const { cluster } = checkClusterHealthInput.parse(input);
+  let kc: KubeConfig | undefined;
+  let unreadable: string | undefined;
+  try {
+    kc = await kubeConfigFor(cluster);
+  } catch (err) {
+    if (!(err instanceof ApplicationFailure && err.type === CLUSTER_CREDENTIALS_UNREADABLE)) throw err;
+    unreadable = err.message; // names the cluster and the key variable, no content
+  }
+  const checkedAt = new Date();
+  const status: Partial<ClusterStatusRecord> = kc
+    ? await observedStatus(kc, checkedAt)
+    : { phase: 'Unauthorized', connected: false, lastHealthCheck: checkedAt, message: unreadable };
   await updateClusterStatus(cluster, status);
   return {
     phase: status.phase!,

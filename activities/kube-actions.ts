@@ -2,12 +2,8 @@ import {
   ApiException,
   AppsV1Api,
   CoreV1Api,
-  Observable,
   PatchStrategy,
-  setHeaderOptions,
   type ConfigurationOptions,
-  type RequestContext,
-  type ResponseContext,
   type V1Deployment,
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
@@ -21,7 +17,6 @@ import {
   describeTarget,
   KUBE_ERROR_TYPES,
   KUBE_INVALID_INPUT,
-  KUBE_REQUEST_TIMEOUT_MS,
   mergeResources,
   parseRevision,
   pickRollbackRevision,
@@ -48,6 +43,7 @@ import {
   type ScaleDeploymentResult,
 } from '../domain/kube-actions';
 import { completeKubeAction, findKubeAction, recordKubeActionIntent } from '../store/kube-actions';
+import { callOptions } from './kube/call-options';
 import { kubeConfigFor } from './kube/client';
 import { kubeErrorFacts } from './kube/errors';
 
@@ -72,19 +68,6 @@ export interface KubeClients {
 export async function kubeClients(cluster: string): Promise<KubeClients> {
   const kc = await kubeConfigFor(cluster);
   return { apps: kc.makeApiClient(AppsV1Api), core: kc.makeApiClient(CoreV1Api) };
-}
-
-/** Per-call options: an abort after `timeoutMs` (client-node sets none), plus a patch type. */
-export function callOptions(timeoutMs = KUBE_REQUEST_TIMEOUT_MS, patch?: PatchStrategy): ConfigurationOptions {
-  const deadline = {
-    pre: (ctx: RequestContext) => {
-      ctx.setSignal(AbortSignal.timeout(timeoutMs));
-      return new Observable(Promise.resolve(ctx));
-    },
-    post: (res: ResponseContext) => new Observable(Promise.resolve(res)),
-  };
-  const base: ConfigurationOptions = patch ? setHeaderOptions('Content-Type', patch) : {};
-  return { ...base, middleware: [...(base.middleware ?? []), deadline], middlewareMergeStrategy: 'append' };
 }
 
 /** The failure an activity throws for a failed API call: non-retryable or retryable, by type. */

@@ -33,7 +33,8 @@ import {
   type ResourceSummary,
   type WorkloadSummary,
 } from '../domain/kube-actions';
-import { callOptions, kubeCall, kubeClients, parseInput, type KubeClients } from './kube-actions';
+import { kubeCall, kubeClients, parseInput, type KubeClients } from './kube-actions';
+import { callOptions } from './kube/call-options';
 import { kubeErrorFacts } from './kube/errors';
 
 /**

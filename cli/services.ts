@@ -120,12 +120,13 @@ export async function ensureAuditKey(
  * (mode 600). Losing it makes stored credentials unreadable: clusters must be registered again.
  */
 export async function ensureSecretKey(config: Config): Promise<{ source: string }> {
+  const retiredKeys = config.FOGHORN_SECRET_RETIRED_KEYS ?? []; // what they sealed still opens
   if (config.FOGHORN_SECRET_KEY) {
-    configureSecretKey(config.FOGHORN_SECRET_KEY);
+    configureSecretKey(config.FOGHORN_SECRET_KEY, { retiredKeys });
     return { source: 'FOGHORN_SECRET_KEY' };
   }
   const file = path.resolve(config.FOGHORN_DATA_DIR, 'secret-key');
-  configureSecretKey(await readOrCreateSecretFile(file, generateSecretKey));
+  configureSecretKey(await readOrCreateSecretFile(file, generateSecretKey), { retiredKeys });
   return { source: file };
 }
 

@@ -28,10 +28,56 @@ export const clusterSecretName = (cluster: string) => `cluster-${cluster}-kubeco
 export const clusterHealthWorkflowId = (cluster: string) => `cluster-health-${cluster}`;
 export const clusterWatchWorkflowId = (cluster: string) => `cluster-watch-${cluster}`;
 
+/** Failure types of activities that reach a cluster by name (activities/kube/client.ts). */
+export const CLUSTER_NOT_FOUND = 'ClusterNotFound';
+export const CLUSTER_CREDENTIALS_UNREADABLE = 'ClusterCredentialsUnreadable';
+
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+/**
+ * Why a cluster's server URL is refused, or undefined when it is acceptable: https only, except
+ * plain http to a loopback host (a local dev cluster); no user:password@ (a secret in the URL
+ * would be stored and shown as the cluster's address).
+ */
+export function serverUrlProblem(server: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    return 'the cluster server must be a URL such as https://10.0.0.1:6443';
+  }
+  if (url.username || url.password)
+    return 'the cluster server URL must not carry a user or password (give credentials as a token or certificate)';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.test(url.hostname)) return undefined;
+  return 'the cluster server must be an https:// URL (plain http only to localhost/127.0.0.0/8/[::1])';
+}
+
+/** A server URL as recorded (audit) and shown: scheme, host, port and path; never userinfo, query or fragment. */
+export function displayServer(server: string): string {
+  try {
+    const url = new URL(server);
+    return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/** A string read from a cluster (gitVersion, …) as stored and returned: bounded in length. */
+export const clipClusterText = (text: string | undefined, max = 64): string =>
+  text === undefined ? '' : text.length > max ? `${text.slice(0, max - 1)}…` : text;
+
 /** A bearer token + server + CA, the alternative to a whole kubeconfig. */
 export const clusterCredentialsSchema = z
   .object({
-    server: z.string().url('must be a URL such as https://10.0.0.1:6443'),
+    server: z
+      .string()
+      .url('must be a URL such as https://10.0.0.1:6443')
+      .superRefine((server, ctx) => {
+        const problem = URL.canParse(server) ? serverUrlProblem(server) : undefined; // else .url() said it
+        if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+      })
+      .describe('https:// URL of the API server (http:// only to a loopback host); no user:password@'),
     token: z.string().min(1),
     caData: z.string().min(1).optional().describe('PEM of the CA (or the serving certificate) to trust'),
     insecureSkipTLSVerify: z.boolean().optional(),

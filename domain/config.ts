@@ -60,6 +60,26 @@ export const configSchema = z.object({
       'must be 32 bytes as base64 or 64 hex digits (openssl rand -base64 32)',
     )
     .optional(),
+  // Earlier secret keys, oldest first, comma-separated: credentials they sealed still open (key rotation).
+  FOGHORN_SECRET_RETIRED_KEYS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/,
+            'each key must be 32 bytes as base64 or 64 hex digits, like FOGHORN_SECRET_KEY',
+          ),
+      ),
+    )
+    .optional(),
   FOGHORN_DATA_DIR: z.string().min(1).default('./data'),
   FOGHORN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   FOGHORN_RATE_LIMIT: z.coerce.number().int().min(1).default(600),
@@ -150,6 +170,7 @@ export const SECRET_VARIABLES = [
   'FOGHORN_AUDIT_KEY',
   'FOGHORN_AUDIT_RETIRED_KEYS',
   'FOGHORN_SECRET_KEY',
+  'FOGHORN_SECRET_RETIRED_KEYS',
   'MONGODB_URI', // may carry a password
 ] as const;
 const SECRET_NAMES: ReadonlySet<string> = new Set(SECRET_VARIABLES);

@@ -4,6 +4,7 @@ import {
   clusterSecretName,
   clusterWatchWorkflowId,
   DEFAULT_CLUSTER_NAMESPACE,
+  displayServer,
   LOCAL_CLUSTER,
   localClusterSource,
   type ClusterRegistrationInput,
@@ -127,7 +128,9 @@ export async function registerCluster(
     await writeClusterSecret(secret, name, kubeconfig);
     await startClusterWorkflows(ops, name);
   } catch (err) {
+    // Either workflow may have started before the failure: neither may outlive the registration.
     await cancelIfRunning(ops.client, clusterHealthWorkflowId(name)).catch(() => undefined);
+    await cancelIfRunning(ops.client, clusterWatchWorkflowId(name)).catch(() => undefined);
     await deleteClusterSecret(secret).catch(() => undefined);
     await deleteCluster(name).catch(() => undefined);
     if (err instanceof ApiError) throw err;
@@ -145,7 +148,7 @@ export async function registerCluster(
       displayName: result.cluster.displayName,
       tier: result.cluster.tier,
       region: result.cluster.region,
-      server,
+      server: displayServer(server), // never userinfo, query or fragment
       kubeconfigSecret: secret,
       credentials: input.spec.kubeconfig !== undefined ? 'kubeconfig' : 'token',
     },

@@ -1,5 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'crypto';
 import { KubeConfig } from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
+import { serverUrlProblem } from '../domain/cluster';
 import { ClusterSecretModel } from './models/cluster-secret';
 
 /**
@@ -82,11 +84,18 @@ export function sealSecret(name: string, plaintext: string): SealedSecret {
   };
 }
 
-/** Decrypts a sealed secret; throws (without any content) when the key is unknown or it was altered. */
+/** A stored secret that the configured keys cannot open (another key, or altered); carries no content. */
+export class SecretUnreadableError extends Error {
+  override name = 'SecretUnreadableError';
+}
+
+/** Decrypts a sealed secret; throws SecretUnreadableError when the key is unknown or it was altered. */
 export function openSecret(name: string, sealed: SealedSecret): string {
   const entry = keys.find((k) => k.id === sealed.keyId);
   if (!entry)
-    throw new Error(`secret ${name} was sealed with key ${sealed.keyId}, which is not configured (FOGHORN_SECRET_KEY)`);
+    throw new SecretUnreadableError(
+      `secret ${name} was sealed with key ${sealed.keyId}, which is not configured (FOGHORN_SECRET_KEY)`,
+    );
   try {
     const decipher = createDecipheriv(ALGORITHM, entry.key, Buffer.from(sealed.iv, 'base64'));
     decipher.setAAD(Buffer.from(name, 'utf8'));
@@ -95,7 +104,7 @@ export function openSecret(name: string, sealed: SealedSecret): string {
     return plain.toString('utf8');
   } catch {
     // The cipher's own error says nothing useful and must not carry data.
-    throw new Error(`secret ${name} failed to decrypt: it was altered or sealed with another key`);
+    throw new SecretUnreadableError(`secret ${name} failed to decrypt: it was altered or sealed with another key`);
   }
 }
 
@@ -147,16 +156,34 @@ export class KubeconfigError extends Error {}
 const pemToBase64 = (text: string) =>
   text.trimStart().startsWith('-----BEGIN') ? Buffer.from(text, 'utf8').toString('base64') : text.trim();
 
+/** The kubeconfig as a plain object; undefined when it is no YAML/JSON mapping. */
+function parseKubeconfig(text: string): { users?: unknown } | undefined {
+  try {
+    const doc: unknown = parseYaml(text, { merge: true });
+    return doc !== null && typeof doc === 'object' && !Array.isArray(doc) ? doc : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Parses a kubeconfig and reduces it to its current context's cluster and user. Refused: no
- * current context or server; `exec` and `auth-provider` users (they would run programs or call
- * identity providers inside Foghorn's worker); file references (they would read the worker's
- * files). Returns the reduced kubeconfig (JSON, which is YAML) to store.
+ * current context or server; a server that is not https (but for loopback) or carries a
+ * user:password; a `proxy-url` (requests would go elsewhere); `exec` and `auth-provider` users
+ * (they would run programs or call identity providers inside Foghorn's worker); file references
+ * (they would read the worker's files). Returns the reduced kubeconfig (JSON, which is YAML) to store.
  */
 export function normalizeKubeconfig(text: string): { kubeconfig: string; server: string } {
+  const doc = parseKubeconfig(text);
+  if (!doc) throw new KubeconfigError('kubeconfig does not parse as a kubeconfig (YAML or JSON)');
+  // client-node reads a user's token-file while parsing, so it is refused before parsing, in
+  // every user. The object checked is the one parsed (as JSON), so no two parsers disagree.
+  const users = Array.isArray(doc.users) ? (doc.users as { user?: Record<string, unknown> }[]) : [];
+  if (users.some((u) => u?.user?.['token-file'] !== undefined))
+    throw new KubeconfigError('file references are not accepted: inline the data (token, *-data fields)');
   const kc = new KubeConfig();
   try {
-    kc.loadFromString(text);
+    kc.loadFromString(JSON.stringify(doc));
   } catch {
     throw new KubeconfigError('kubeconfig does not parse as a kubeconfig (YAML or JSON)');
   }
@@ -164,7 +191,10 @@ export function normalizeKubeconfig(text: string): { kubeconfig: string; server:
   if (!context) throw new KubeconfigError('kubeconfig has no current-context (or it names no context)');
   const cluster = kc.getCluster(context.cluster);
   if (!cluster?.server) throw new KubeconfigError('the current context of the kubeconfig has no cluster server');
-  if (!/^https?:\/\//.test(cluster.server)) throw new KubeconfigError('the cluster server must be an http(s) URL');
+  const problem = serverUrlProblem(cluster.server);
+  if (problem) throw new KubeconfigError(problem);
+  if (cluster.proxyUrl)
+    throw new KubeconfigError('proxy-url is not accepted: Foghorn connects to the API server directly');
   const user = kc.getUser(context.user) ?? { name: 'user' };
   if (user.exec || user.authProvider)
     throw new KubeconfigError(

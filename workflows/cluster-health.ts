@@ -8,7 +8,7 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { ClusterHealthActivities } from '../activities/cluster-health';
-import type { ClusterPhase } from '../domain/cluster';
+import { CLUSTER_NOT_FOUND, type ClusterPhase } from '../domain/cluster';
 
 /**
  * A check stays short (5 s per API call, a few calls); an unreachable cluster is a result, not
@@ -22,7 +22,7 @@ const { checkClusterHealth } = proxyActivities<ClusterHealthActivities>({
     backoffCoefficient: 2,
     maximumInterval: '30s',
     maximumAttempts: 3,
-    nonRetryableErrorTypes: ['ClusterNotFound'],
+    nonRetryableErrorTypes: [CLUSTER_NOT_FOUND],
   },
 });
 
@@ -40,8 +40,9 @@ export interface ClusterHealthInput {
 export const CLUSTER_HEALTH_INTERVAL_MS = 30_000;
 const CHECKS_PER_RUN = 100;
 
-const clusterGone = (err: unknown) =>
-  err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'ClusterNotFound';
+/** Whether an activity failed with the ApplicationFailure `type` (e.g. CLUSTER_NOT_FOUND); for any cluster workflow. */
+export const activityFailedWith = (err: unknown, type: string): boolean =>
+  err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === type;
 
 /**
  * Health of one cluster, for as long as it is registered: a check every 30 s (durable timer),
@@ -60,7 +61,7 @@ export async function clusterHealthWorkflow(input: ClusterHealthInput): Promise<
       lastPhase = report.phase;
     } catch (err) {
       if (isCancellation(err)) throw err;
-      if (clusterGone(err)) {
+      if (activityFailedWith(err, CLUSTER_NOT_FOUND)) {
         log.info('cluster is no longer registered: health checks end', { cluster: input.cluster });
         return;
       }

@@ -1,7 +1,12 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
-import { LOCAL_CLUSTER, localClusterSource } from '../../domain/cluster';
-import { clusterSecretRevision, readClusterSecret } from '../../store/cluster-secrets';
+import {
+  CLUSTER_CREDENTIALS_UNREADABLE,
+  CLUSTER_NOT_FOUND,
+  LOCAL_CLUSTER,
+  localClusterSource,
+} from '../../domain/cluster';
+import { clusterSecretRevision, readClusterSecret, SecretUnreadableError } from '../../store/cluster-secrets';
 import { getCluster } from '../../store/clusters';
 
 /**
@@ -14,7 +19,24 @@ import { getCluster } from '../../store/clusters';
 const cache = new Map<string, { revision: string; kc: KubeConfig }>();
 
 const notRegistered = (cluster: string) =>
-  ApplicationFailure.nonRetryable(`Cluster ${cluster} is not registered`, 'ClusterNotFound');
+  ApplicationFailure.nonRetryable(`Cluster ${cluster} is not registered`, CLUSTER_NOT_FOUND);
+
+/** Not retried: only a configured key (FOGHORN_SECRET_KEY / _RETIRED_KEYS) or a new registration helps. */
+const unreadable = (cluster: string) =>
+  ApplicationFailure.nonRetryable(
+    `credentials of cluster ${cluster} cannot be decrypted (was FOGHORN_SECRET_KEY changed?)`,
+    CLUSTER_CREDENTIALS_UNREADABLE,
+  );
+
+/** The stored secret, decrypted; a key problem as the non-retryable failure (a store outage stays retryable). */
+async function openClusterSecret(cluster: string, secretName: string) {
+  try {
+    return await readClusterSecret(secretName);
+  } catch (err) {
+    if (err instanceof SecretUnreadableError) throw unreadable(cluster);
+    throw err;
+  }
+}
 
 /**
  * The local cluster from the environment: the in-cluster service account when Foghorn runs in
@@ -33,16 +55,20 @@ export function localKubeConfig(env: NodeJS.ProcessEnv = process.env): KubeConfi
 /**
  * A KubeConfig for a cluster registered under `cluster` (its decrypted, stored credentials), or
  * for `local` from the environment when no registration of that name holds credentials.
- * Throws the non-retryable `ClusterNotFound` failure for an unknown cluster (or one being deleted).
+ * Throws the non-retryable `ClusterNotFound` failure for an unknown cluster (or one being deleted),
+ * and the non-retryable `ClusterCredentialsUnreadable` when the stored secret does not decrypt.
+ * The registration and the secret's revision are read on every use, so a deleted or
+ * re-registered cluster is never served from the cache (which the worker process keeps).
  */
 export async function kubeConfigFor(cluster: string): Promise<KubeConfig> {
   const record = await getCluster(cluster);
   if (record?.source === 'registered') {
     const revision = await clusterSecretRevision(record.kubeconfigSecret);
-    if (revision === undefined) throw notRegistered(cluster);
     const cached = cache.get(cluster);
-    if (cached?.revision === revision) return cached.kc;
-    const secret = await readClusterSecret(record.kubeconfigSecret);
+    if (revision !== undefined && cached?.revision === revision) return cached.kc;
+    cache.delete(cluster); // stale credentials do not stay in memory
+    if (revision === undefined) throw notRegistered(cluster);
+    const secret = await openClusterSecret(cluster, record.kubeconfigSecret);
     if (!secret) throw notRegistered(cluster);
     const kc = new KubeConfig();
     kc.loadFromString(secret.plaintext);
@@ -55,9 +81,4 @@ export async function kubeConfigFor(cluster: string): Promise<KubeConfig> {
     if (local) return local;
   }
   throw notRegistered(cluster);
-}
-
-/** Drops cached credentials (after a delete; the revision check covers re-registration). */
-export function forgetKubeConfig(cluster: string): void {
-  cache.delete(cluster);
 }

@@ -82,7 +82,8 @@ export function clusterRoutes(basePath: string, ops: () => ClusterOps) {
       handler: async ({ body, req }) => {
         const cluster = await registerCluster(ops(), body, auditSource(req));
         const view = clusterDetailView({ ...cluster, activeIssues: 0, activeRemediations: 0 });
-        const ns = cluster.namespace === DEFAULT_CLUSTER_NAMESPACE ? '' : `?namespace=${cluster.namespace}`;
+        const ns =
+          cluster.namespace === DEFAULT_CLUSTER_NAMESPACE ? '' : `?namespace=${encodeURIComponent(cluster.namespace)}`;
         return {
           status: 201,
           headers: { Location: `${basePath}/clusters/${encodeURIComponent(cluster.name)}${ns}` },

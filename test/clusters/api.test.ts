@@ -1,6 +1,7 @@
-import { clusterHealthWorkflowId, clusterWatchWorkflowId } from '../../domain/cluster';
-import { ensureClusterWorkflows } from '../../operations/clusters';
-import { ClusterSecretModel } from '../../store/models';
+import type { Client } from '@temporalio/client';
+import { clusterHealthWorkflowId, clusterRegistrationSchema, clusterWatchWorkflowId } from '../../domain/cluster';
+import { ensureClusterWorkflows, registerCluster } from '../../operations/clusters';
+import { AuditRecordModel, ClusterSecretModel } from '../../store/models';
 import { BASE_PATH, type ApiResponse } from '../harness/api';
 import { useStack } from '../harness/stack';
 import { fakeKubeconfig, useTestSecretKey } from './fixtures';
@@ -118,6 +119,28 @@ describe('POST /clusters', () => {
       body('c7', { kubeconfig: undefined, credentials: { server: 'x', token: 't' } }),
       'server',
     ],
+    [
+      'a plain-http server that is not loopback',
+      body('c8', { kubeconfig: undefined, credentials: { server: 'http://10.0.0.1:6443', token: 't' } }),
+      'https://',
+    ],
+    [
+      'a server URL with user:password@',
+      body('c9', { kubeconfig: undefined, credentials: { server: 'https://u:pw-123@h:6443', token: 't' } }),
+      'user or password',
+    ],
+    [
+      'a kubeconfig server URL with user:password@',
+      body('c10', { kubeconfig: fakeKubeconfig({ server: 'https://u:pw-123@h:6443' }) }),
+      'user or password',
+    ],
+    [
+      'a kubeconfig with a proxy-url',
+      body('c11', {
+        kubeconfig: fakeKubeconfig().replace('    server:', '    proxy-url: http://proxy.example:3128\n    server:'),
+      }),
+      'proxy-url',
+    ],
   ])('400 for %s', async (_what, payload, fragment) => {
     const res = await s.call('POST', '/clusters', { body: payload });
     expectError(res, 400, 'Invalid request');
@@ -197,6 +220,53 @@ describe('GET /federation/clusters', () => {
     expectError(await s.call('GET', '/federation/clusters?tier=gold'), 400, 'Invalid request');
     expectError(await s.call('GET', '/federation/clusters?pageSize=101'), 400, 'Invalid request');
     expectError(await s.call('GET', '/federation/clusters?page=0'), 400, 'Invalid request');
+  });
+});
+
+describe('registration rollback', () => {
+  it('a start that fails after Temporal took the workflows: both are cancelled, nothing is kept, 503', async () => {
+    // Temporal accepts the watch workflow but the answer is lost (a deadline exceeded after the
+    // server acted): the registration fails after both workflows started.
+    const lostAnswer = new Proxy(s.client.workflow, {
+      get(target, prop, receiver) {
+        if (prop !== 'start') return Reflect.get(target, prop, receiver);
+        return async (...args: Parameters<Client['workflow']['start']>) => {
+          const handle = await target.start(...args);
+          if (String(args[1].workflowId).startsWith('cluster-watch-'))
+            throw Object.assign(new Error('deadline exceeded'), { name: 'ServiceError' });
+          return handle;
+        };
+      },
+    });
+    const client = new Proxy(s.client, {
+      get: (target, prop, receiver) => (prop === 'workflow' ? lostAnswer : Reflect.get(target, prop, receiver)),
+    });
+    const input = clusterRegistrationSchema.parse(body('rollback'));
+    const actor = { user: 'admin-user', role: 'admin' as const, sourceIP: '127.0.0.1', userAgent: 'test' };
+    await expect(registerCluster({ client, taskQueue: s.wf.taskQueue }, input, actor)).rejects.toMatchObject({
+      status: 503,
+    });
+    for (const id of [clusterHealthWorkflowId('rollback'), clusterWatchWorkflowId('rollback')])
+      await s.eventually(
+        async () => (await s.client.workflow.getHandle(id).describe()).status.name,
+        (status) => status === 'CANCELLED',
+        120_000,
+      );
+    expectError(await s.call('GET', '/clusters/rollback'), 404, 'Cluster not found');
+    expect(await ClusterSecretModel.collection.findOne({ name: 'cluster-rollback-kubeconfig' })).toBeNull();
+    // the same request then succeeds
+    expect((await register('rollback')).status).toBe(201);
+  }, 180_000);
+});
+
+describe('the audit of a registration', () => {
+  it('records the server as scheme://host:port/path only (no query, which may carry a signature)', async () => {
+    const server = 'https://10.9.8.7:6443/k8s/clusters/c-1';
+    const kubeconfig = fakeKubeconfig({ server: `${server}?sig=query-secret-77` });
+    expect((await register('audited', { kubeconfig })).status).toBe(201);
+    const record = await AuditRecordModel.findOne({ action: 'cluster.register', resource: 'audited' }).lean();
+    expect(record?.details).toMatchObject({ server, credentials: 'kubeconfig' });
+    expect(JSON.stringify(record)).not.toContain('query-secret-77');
   });
 });
 

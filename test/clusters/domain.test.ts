@@ -1,4 +1,13 @@
-import { classifyHealth, clusterRegistrationSchema, failureOfStatus, localClusterSource } from '../../domain/cluster';
+import {
+  classifyHealth,
+  clipClusterText,
+  clusterCredentialsSchema,
+  clusterRegistrationSchema,
+  displayServer,
+  failureOfStatus,
+  localClusterSource,
+  serverUrlProblem,
+} from '../../domain/cluster';
 import { parseConfig } from '../../domain/config';
 import { isSecretKey, redact } from '../../domain/redact';
 
@@ -23,6 +32,57 @@ describe('cluster phase', () => {
   });
 });
 
+describe('server URLs', () => {
+  it('https anywhere, plain http to loopback only, never userinfo', () => {
+    for (const ok of [
+      'https://h:6443',
+      'https://10.0.0.1',
+      'http://localhost:8080',
+      'http://127.1.2.3',
+      'http://[::1]:1',
+    ])
+      expect(serverUrlProblem(ok)).toBeUndefined();
+    for (const bad of [
+      'http://10.0.0.1:6443',
+      'http://127.0.0.1.nip.io',
+      'http://[::2]',
+      'file:///etc/passwd',
+      'gopher://h',
+    ])
+      expect(serverUrlProblem(bad)).toMatch(/https:\/\//);
+    expect(serverUrlProblem('https://u:p@h')).toMatch(/user or password/);
+    expect(serverUrlProblem('https://u@h')).toMatch(/user or password/);
+    expect(serverUrlProblem('not a url')).toMatch(/must be a URL/);
+  });
+
+  it('the credentials schema applies the rules (one message each)', () => {
+    const parse = (server: string) => clusterCredentialsSchema.safeParse({ server, token: 't' });
+    expect(parse('https://h:6443').success).toBe(true);
+    const plain = parse('http://10.0.0.1');
+    expect(plain.success || plain.error.issues.map((i) => i.message)).toEqual([expect.stringMatching(/https:\/\//)]);
+    const notUrl = parse('x');
+    expect(notUrl.success || notUrl.error.issues.map((i) => i.message)).toEqual([
+      expect.stringMatching(/must be a URL/),
+    ]);
+  });
+
+  it('is shown without userinfo, query or fragment', () => {
+    expect(displayServer('https://u:p@h:6443/a/b?sig=1#f')).toBe('https://h:6443/a/b');
+    expect(displayServer('https://h:6443/')).toBe('https://h:6443');
+    expect(displayServer('nope')).toBe('(not a URL)');
+  });
+});
+
+describe('strings read from a cluster', () => {
+  it('are cut to a bound', () => {
+    expect(clipClusterText('v1.33.13')).toBe('v1.33.13');
+    expect(clipClusterText(undefined)).toBe('');
+    const long = clipClusterText('v'.repeat(10_000));
+    expect(long).toHaveLength(64);
+    expect(long.endsWith('…')).toBe(true);
+  });
+});
+
 describe('local cluster source', () => {
   it('prefers the in-cluster service account over KUBECONFIG', () => {
     expect(localClusterSource({})).toBeUndefined();
@@ -38,6 +98,17 @@ describe('registration body', () => {
       metadata: { name: 'a', namespace: 'default' },
       spec: { kubeconfig: 'x', tier: 'standard', region: '' },
     });
+  });
+});
+
+describe('FOGHORN_SECRET_RETIRED_KEYS', () => {
+  it('is a comma-separated list of keys in the secret key format, hidden in errors', () => {
+    const a = Buffer.alloc(32, 1).toString('base64');
+    const b = 'cd'.repeat(32);
+    expect(parseConfig({ FOGHORN_SECRET_RETIRED_KEYS: `${a}, ${b}` }).FOGHORN_SECRET_RETIRED_KEYS).toEqual([a, b]);
+    expect(() => parseConfig({ FOGHORN_SECRET_RETIRED_KEYS: `${a},short-old-key` })).toThrow(
+      /FOGHORN_SECRET_RETIRED_KEYS\.1=\(hidden\)/,
+    );
   });
 });
 

@@ -1,6 +1,12 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { forgetKubeConfig, kubeConfigFor } from '../../activities/kube/client';
+import { mkdtempSync, writeFileSync } from 'fs';
+import os from 'os';
+import path from 'path';
+import { checkClusterHealth } from '../../activities/cluster-health';
+import { kubeConfigFor } from '../../activities/kube/client';
+import { ensureSecretKey } from '../../cli/services';
 import { clusterSecretName } from '../../domain/cluster';
+import { parseConfig } from '../../domain/config';
 import {
   configureSecretKey,
   credentialsToKubeconfig,
@@ -13,7 +19,7 @@ import {
   sealSecret,
   writeClusterSecret,
 } from '../../store/cluster-secrets';
-import { createCluster, deleteCluster } from '../../store/clusters';
+import { createCluster, deleteCluster, getCluster, updateClusterStatus } from '../../store/clusters';
 import { ClusterSecretModel } from '../../store/models';
 import { useMongo } from '../harness/mongo';
 import { fakeKubeconfig, TEST_SECRET_KEY, useTestSecretKey } from './fixtures';
@@ -116,6 +122,49 @@ describe('kubeconfig checks', () => {
     expect(() => normalizeKubeconfig(text)).toThrow(message);
   });
 
+  it('takes https anywhere and plain http only to a loopback host', () => {
+    for (const server of [
+      'https://10.1.2.3:6443',
+      'http://localhost:8080',
+      'http://127.0.0.9:6443',
+      'http://[::1]:6443',
+    ])
+      expect(normalizeKubeconfig(fakeKubeconfig({ server })).server).toBe(server);
+    for (const server of ['http://10.1.2.3:6443', 'http://localhost.example.com', 'ftp://h:6443'])
+      expect(() => normalizeKubeconfig(fakeKubeconfig({ server }))).toThrow(/https:\/\//);
+    expect(() => normalizeKubeconfig(fakeKubeconfig({ server: 'https://admin:pw-9x@h:6443' }))).toThrow(
+      /must not carry a user or password/,
+    );
+    expect(() => credentialsToKubeconfig({ server: 'https://admin:pw-9x@h:6443', token: TOKEN })).toThrow(
+      KubeconfigError,
+    );
+  });
+
+  it('refuses a proxy-url', () => {
+    const text = fakeKubeconfig().replace('    server:', '    proxy-url: http://proxy.example:3128\n    server:');
+    expect(() => normalizeKubeconfig(text)).toThrow(/proxy-url is not accepted/);
+  });
+
+  it('refuses a token-file in any user without reading the file', () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'kc-')), 'token');
+    writeFileSync(file, 'file-content-that-must-stay-local');
+    const inCurrent = fakeKubeconfig().replace(`token: ${TOKEN}`, `token-file: ${file}`);
+    // a user the current context does not name is read by the parser all the same
+    const inAnother = fakeKubeconfig().replace('users:\n', `users:\n- name: u2\n  user:\n    token-file: ${file}\n`);
+    for (const text of [inCurrent, inAnother]) {
+      const err = (() => {
+        try {
+          normalizeKubeconfig(text);
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      expect(err).toBeInstanceOf(KubeconfigError);
+      expect(err?.message).toMatch(/file references/);
+      expect(err?.message).not.toContain('file-content');
+    }
+  });
+
   it('turns a token + server + PEM CA into a kubeconfig', () => {
     const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
     const { kubeconfig } = credentialsToKubeconfig({ server: 'https://h:6443', token: TOKEN, caData: pem });
@@ -150,7 +199,6 @@ describe('kubeConfigFor', () => {
     expect((await kubeConfigFor(name)).getCurrentUser()?.token).toBe('other-token-xyz');
 
     await deleteCluster(name);
-    forgetKubeConfig(name);
     const err = await kubeConfigFor(name).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect(err).toMatchObject({
@@ -159,5 +207,66 @@ describe('kubeConfigFor', () => {
       message: `Cluster ${name} is not registered`,
     });
     await expect(kubeConfigFor('never-seen')).rejects.toMatchObject({ type: 'ClusterNotFound' });
+  });
+});
+
+describe('credentials sealed with another key', () => {
+  const name = 'kc-rotated';
+  const secret = clusterSecretName(name);
+  const oldKey = generateSecretKey();
+
+  beforeAll(async () => {
+    configureSecretKey(oldKey);
+    await writeClusterSecret(secret, name, normalizeKubeconfig(fakeKubeconfig()).kubeconfig);
+    await createCluster({
+      name,
+      namespace: 'default',
+      displayName: name,
+      tier: 'standard',
+      region: '',
+      kubeconfigSecret: secret,
+      source: 'registered',
+    });
+    // the last check saw it fine: a stale phase must not survive
+    await updateClusterStatus(name, { phase: 'Connected', connected: true, message: '' });
+  });
+
+  it('kubeConfigFor fails non-retryably, naming the cluster and the key variable only', async () => {
+    // beforeEach configured the test key, which did not seal this secret
+    const err = await kubeConfigFor(name).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({
+      type: 'ClusterCredentialsUnreadable',
+      nonRetryable: true,
+      message: `credentials of cluster ${name} cannot be decrypted (was FOGHORN_SECRET_KEY changed?)`,
+    });
+  });
+
+  it('the health check records Unauthorized with that reason instead of failing', async () => {
+    const report = await checkClusterHealth({ cluster: name });
+    expect(report).toMatchObject({
+      phase: 'Unauthorized',
+      connected: false,
+      message: expect.stringMatching(/cannot be decrypted/),
+    });
+    expect(report.message).not.toContain(TOKEN);
+    const stored = await getCluster(name);
+    expect(stored?.status).toMatchObject({
+      phase: 'Unauthorized',
+      connected: false,
+      lastHealthCheck: expect.any(Date),
+    });
+    expect(stored?.status.message).toMatch(/FOGHORN_SECRET_KEY/);
+  });
+
+  it('opens again once the old key is configured as retired (FOGHORN_SECRET_RETIRED_KEYS)', async () => {
+    const config = parseConfig({ FOGHORN_SECRET_KEY: TEST_SECRET_KEY, FOGHORN_SECRET_RETIRED_KEYS: ` ${oldKey}, ` });
+    expect(config.FOGHORN_SECRET_RETIRED_KEYS).toEqual([oldKey]);
+    await ensureSecretKey(config);
+    expect((await kubeConfigFor(name)).getCurrentUser()?.token).toBe(TOKEN);
+    // new writes use the current key: they open with it alone
+    await writeClusterSecret('cluster-rewritten-kubeconfig', 'rewritten', 'new');
+    configureSecretKey(TEST_SECRET_KEY);
+    expect((await readClusterSecret('cluster-rewritten-kubeconfig'))?.plaintext).toBe('new');
   });
 });
