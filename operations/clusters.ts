@@ -150,7 +150,8 @@ export async function registerCluster(
       region: result.cluster.region,
       server: displayServer(server), // never userinfo, query or fragment
       kubeconfigSecret: secret,
-      credentials: input.spec.kubeconfig !== undefined ? 'kubeconfig' : 'token',
+      // not `credentials`: the audit redacts a key of that name, and this is only which form was given
+      credentialsForm: input.spec.kubeconfig !== undefined ? 'kubeconfig' : 'token',
     },
   });
   return result.cluster;

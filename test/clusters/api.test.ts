@@ -246,12 +246,21 @@ describe('registration rollback', () => {
     await expect(registerCluster({ client, taskQueue: s.wf.taskQueue }, input, actor)).rejects.toMatchObject({
       status: 503,
     });
-    for (const id of [clusterHealthWorkflowId('rollback'), clusterWatchWorkflowId('rollback')])
+    // Each ends: Cancelled, or Completed when its check already saw the registration gone (the
+    // cancel and the delete race in the workflow); either way a cancel was requested of both.
+    for (const id of [clusterHealthWorkflowId('rollback'), clusterWatchWorkflowId('rollback')]) {
+      const handle = s.client.workflow.getHandle(id);
       await s.eventually(
-        async () => (await s.client.workflow.getHandle(id).describe()).status.name,
-        (status) => status === 'CANCELLED',
+        async () => (await handle.describe()).status.name,
+        (status) => status !== 'RUNNING',
         120_000,
       );
+      const { events } = await handle.fetchHistory();
+      expect({ id, cancelRequested: events?.some((e) => e.workflowExecutionCancelRequestedEventAttributes) }).toEqual({
+        id,
+        cancelRequested: true,
+      });
+    }
     expectError(await s.call('GET', '/clusters/rollback'), 404, 'Cluster not found');
     expect(await ClusterSecretModel.collection.findOne({ name: 'cluster-rollback-kubeconfig' })).toBeNull();
     // the same request then succeeds
@@ -265,7 +274,7 @@ describe('the audit of a registration', () => {
     const kubeconfig = fakeKubeconfig({ server: `${server}?sig=query-secret-77` });
     expect((await register('audited', { kubeconfig })).status).toBe(201);
     const record = await AuditRecordModel.findOne({ action: 'cluster.register', resource: 'audited' }).lean();
-    expect(record?.details).toMatchObject({ server, credentials: 'kubeconfig' });
+    expect(record?.details).toMatchObject({ server, credentialsForm: 'kubeconfig' });
     expect(JSON.stringify(record)).not.toContain('query-secret-77');
   });
 });
