@@ -280,6 +280,11 @@ export class ClusterWatcher {
     return this.ready;
   }
 
+  /** A timer is still set (the clock, a delivery retry, an informer restart): false once stopped. */
+  get hasTimers(): boolean {
+    return !!this.tick || !!this.retryTimer || this.informers.some((i) => i.timer);
+  }
+
   checkpoint(): WatchCheckpoint {
     for (const inf of this.informers) {
       const rv = inf.lw.latestResourceVersion();

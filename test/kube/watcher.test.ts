@@ -361,8 +361,10 @@ it("a watcher stopped while it reads ingestion's record starts nothing afterward
   await watcher.stop();
   release([]);
   await started;
-  // No informer was started (each one's first step is its list) and the watcher never got ready.
+  // No informer was started (each one's first step is its list), no clock is ticking (a live
+  // timer would keep the watcher and its credentials in memory), and it never got ready.
   expect(watcher.stats.relists).toBe(0);
+  expect(watcher.hasTimers).toBe(false);
   expect(watcher.isReady).toBe(false);
   await watcher.stop(); // idempotent
 });
