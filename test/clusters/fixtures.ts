@@ -1,8 +1,9 @@
 import { configureSecretKey } from '../../store/cluster-secrets';
+import { TEST_SECRET_KEY } from '../harness/mongo';
 
-/** The secret key of cluster credentials in tests (32 bytes, base64); configure it once per file. */
-export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
+export { TEST_SECRET_KEY };
 
+/** Configures the test key again (useMongo sets it; tests that switch keys restore it with this). */
 export function useTestSecretKey(): void {
   configureSecretKey(TEST_SECRET_KEY);
 }

@@ -1,10 +1,13 @@
 import { randomUUID } from 'crypto';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../cli/embedded/mongo';
 import { configureAuditKey } from '../../store/audit';
+import { configureSecretKey } from '../../store/cluster-secrets';
 import { connectMongo, disconnectMongo } from '../../store/connection';
 
 /** The audit key of every test process (the audit writer refuses to append without one). */
 export const TEST_AUDIT_KEY = 'test-audit-key-0123456789abcdef0123456789';
+/** The key of cluster credentials in every test process (32 bytes, base64), as a process start sets one. */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
 
 /**
  * A real MongoDB-wire server (memory backend) for one test file, with Mongoose connected to a
@@ -14,6 +17,7 @@ export async function useMongo(): Promise<{ server: EmbeddedMongo; uri: string; 
   const server = await startEmbeddedMongo({ database: `test-${randomUUID().slice(0, 8)}` });
   await connectMongo(server.uri);
   configureAuditKey(TEST_AUDIT_KEY);
+  configureSecretKey(TEST_SECRET_KEY);
   return {
     server,
     uri: server.uri,
