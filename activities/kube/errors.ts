@@ -26,7 +26,15 @@ export function kubeErrorFacts(err: unknown): KubeErrorFacts {
       ...(typeof status.message === 'string' && { detail: status.message }),
     };
   }
-  const e = (err ?? {}) as { name?: unknown; code?: unknown; type?: unknown; cause?: { code?: unknown } };
+  const e = (err ?? {}) as {
+    name?: unknown;
+    code?: unknown;
+    type?: unknown;
+    statusCode?: unknown;
+    cause?: { code?: unknown };
+  };
+  // client-node's Watch rejects a refused watch with a plain Error carrying `statusCode`.
+  if (typeof e.statusCode === 'number') return { status: e.statusCode };
   if (e.name === 'AbortError' || e.name === 'TimeoutError' || e.type === 'aborted') return { reason: 'Timeout' };
   // node-fetch's FetchError carries the socket error (ECONNREFUSED, ECONNRESET, ENOTFOUND, …) as
   // `code`; fetch-style errors carry it on `cause`.
