@@ -1,4 +1,6 @@
-import { configureSecretKey } from '../../store/cluster-secrets';
+import { clusterSecretName } from '../../domain/cluster';
+import { configureSecretKey, writeClusterSecret } from '../../store/cluster-secrets';
+import { createCluster } from '../../store/clusters';
 import { TEST_SECRET_KEY } from '../harness/mongo';
 
 export { TEST_SECRET_KEY };
@@ -29,4 +31,19 @@ export function fakeKubeconfig(opts: { server?: string; token?: string } = {}): 
     'current-context: ctx',
     '',
   ].join('\n');
+}
+
+/** A registration straight in the store (its secret sealed, as POST /clusters does), for activity tests. */
+export async function registerTestCluster(name: string, kubeconfig: string): Promise<void> {
+  const secret = clusterSecretName(name);
+  await writeClusterSecret(secret, name, kubeconfig);
+  await createCluster({
+    name,
+    namespace: 'default',
+    displayName: name,
+    tier: 'standard',
+    region: '',
+    kubeconfigSecret: secret,
+    source: 'registered',
+  });
 }

@@ -4,13 +4,10 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createServer, type Socket } from 'net';
 import { createKubeActionActivities } from '../../activities/kube-actions';
 import { kubeconfigYaml } from '../../cli/embedded/kube';
-import { clusterSecretName } from '../../domain/cluster';
 import { RESTARTED_AT_ANNOTATION, REVISION_ANNOTATION } from '../../domain/kube-actions';
-import { writeClusterSecret } from '../../store/cluster-secrets';
-import { createCluster } from '../../store/clusters';
 import { findKubeAction } from '../../store/kube-actions';
 import { KubeActionModel } from '../../store/models/kube-action';
-import { useTestSecretKey } from '../clusters/fixtures';
+import { registerTestCluster, useTestSecretKey } from '../clusters/fixtures';
 import { useKube, waitFor, type KubeCluster } from '../harness/kube';
 import { useMongo } from '../harness/mongo';
 
@@ -42,20 +39,6 @@ let core: CoreV1Api;
 const ns = 'default';
 const cluster = 'prod';
 
-async function register(name: string, kubeconfig: string) {
-  const secret = clusterSecretName(name);
-  await writeClusterSecret(secret, name, kubeconfig);
-  await createCluster({
-    name,
-    namespace: 'default',
-    displayName: name,
-    tier: 'standard',
-    region: '',
-    kubeconfigSecret: secret,
-    source: 'registered',
-  });
-}
-
 beforeAll(async () => {
   mongo = await useMongo();
   useTestSecretKey();
@@ -63,8 +46,8 @@ beforeAll(async () => {
   apps = kube.kc.makeApiClient(AppsV1Api);
   core = kube.kc.makeApiClient(CoreV1Api);
   await kube.addNode('kwok-node-1');
-  await register(cluster, kube.kubeconfig);
-  await register('locked', kubeconfigYaml(kube.server, kube.caData, kube.restrictedToken, 'restricted'));
+  await registerTestCluster(cluster, kube.kubeconfig);
+  await registerTestCluster('locked', kubeconfigYaml(kube.server, kube.caData, kube.restrictedToken, 'restricted'));
 }, 300_000);
 
 afterAll(async () => {
@@ -402,7 +385,7 @@ describe('errors', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
     try {
-      await register('silent', kubeconfigYaml(`https://127.0.0.1:${port}`, kube.caData, 'not-a-real-token'));
+      await registerTestCluster('silent', kubeconfigYaml(`https://127.0.0.1:${port}`, kube.caData, 'not-a-real-token'));
       const err = await failure(
         run('kubeScaleDeployment', {
           key: 'RP-10/0',

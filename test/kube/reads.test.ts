@@ -2,12 +2,9 @@ import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernet
 import { ApplicationFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createKubeReadActivities } from '../../activities/kube-reads';
-import { clusterSecretName } from '../../domain/cluster';
 import type { PodList, PodResourceSummary, WorkloadSummary } from '../../domain/kube-actions';
-import { writeClusterSecret } from '../../store/cluster-secrets';
-import { createCluster } from '../../store/clusters';
-import { useTestSecretKey } from '../clusters/fixtures';
-import { useKube, waitFor, type KubeCluster } from '../harness/kube';
+import { registerTestCluster, useTestSecretKey } from '../clusters/fixtures';
+import { deploymentManifest, useKube, waitFor, type KubeCluster } from '../harness/kube';
 import { useMongo } from '../harness/mongo';
 
 // The read tools against a real API server whose pods run (or fail) on KWOK's fake nodes.
@@ -27,18 +24,6 @@ let core: CoreV1Api;
 const ns = 'default';
 const cluster = 'prod';
 
-const deployment = (name: string, replicas: number, sim?: string) => ({
-  metadata: { name, namespace: ns },
-  spec: {
-    replicas,
-    selector: { matchLabels: { app: name } },
-    template: {
-      metadata: { labels: { app: name, ...(sim && { sim }) } },
-      spec: { containers: [{ name: 'app', image: `example.com/${name}:1` }] },
-    },
-  },
-});
-
 beforeAll(async () => {
   mongo = await useMongo();
   useTestSecretKey();
@@ -46,19 +31,10 @@ beforeAll(async () => {
   apps = kube.kc.makeApiClient(AppsV1Api);
   core = kube.kc.makeApiClient(CoreV1Api);
   await kube.addNode('kwok-node-1');
-  await writeClusterSecret(clusterSecretName(cluster), cluster, kube.kubeconfig);
-  await createCluster({
-    name: cluster,
-    namespace: 'default',
-    displayName: cluster,
-    tier: 'standard',
-    region: '',
-    kubeconfigSecret: clusterSecretName(cluster),
-    source: 'registered',
-  });
-  await apps.createNamespacedDeployment({ namespace: ns, body: deployment('api', 2) });
-  await apps.createNamespacedDeployment({ namespace: ns, body: deployment('crashy', 2, 'crashloop') });
-  await apps.createNamespacedDeployment({ namespace: ns, body: deployment('oom', 1, 'oomkilled') });
+  await registerTestCluster(cluster, kube.kubeconfig);
+  await apps.createNamespacedDeployment({ namespace: ns, body: deploymentManifest('api', 2, undefined, ns) });
+  await apps.createNamespacedDeployment({ namespace: ns, body: deploymentManifest('crashy', 2, 'crashloop', ns) });
+  await apps.createNamespacedDeployment({ namespace: ns, body: deploymentManifest('oom', 1, 'oomkilled', ns) });
 }, 300_000);
 
 afterAll(async () => {

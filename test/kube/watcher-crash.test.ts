@@ -1,4 +1,4 @@
-import { AppsV1Api, CoreV1Api, type V1Deployment } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
@@ -8,7 +8,7 @@ import type { ServerProcess } from '../../cli/embedded/process';
 import { startEmbeddedTemporal } from '../../cli/embedded/temporal';
 import { clusterWatchWorkflowId } from '../../domain/cluster';
 import { clusterWatchWorkflow } from '../../workflows/cluster-watch';
-import { useKube, type KubeCluster } from '../harness/kube';
+import { deploymentManifest, useKube, type KubeCluster } from '../harness/kube';
 import { freePort } from '../harness/ports';
 import { killAll, spawnCli, survivors, until, waitPolling, type CliProcess } from '../harness/processes';
 
@@ -87,20 +87,6 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function deployment(name: string, replicas: number, sim: string): V1Deployment {
-  return {
-    metadata: { name, namespace: 'default' },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name, sim } },
-        spec: { containers: [{ name: 'app', image: `registry.example/${name}:1` }] },
-      },
-    },
-  };
-}
-
 async function get(pathAndQuery: string): Promise<Json> {
   const res = await fetch(`${api}${pathAndQuery}`, { headers: { authorization: `Bearer ${TOKEN}` } });
   if (res.status !== 200) throw new Error(`GET ${pathAndQuery}: ${res.status} ${await res.text()}`);
@@ -136,7 +122,7 @@ it('resumes after kill -9 of its worker: no failure missed, none duplicated', as
   const handle = client.workflow.getHandle(clusterWatchWorkflowId('local'));
 
   // Before the crash: a 3-pod crash loop, its incident and the two other pods correlated.
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('before', 3, 'crashloop') });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('before', 3, 'crashloop') });
   let before: Json[] = [];
   await until(
     'the incident of Deployment/before with its 2 other pods',
@@ -152,7 +138,7 @@ it('resumes after kill -9 of its worker: no failure missed, none duplicated', as
 
   // kill -9 mid-watch; a new workload fails while no worker runs.
   await worker.crash();
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('during', 2, 'oomkilled') });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('during', 2, 'oomkilled') });
   await until(
     'both pods of Deployment/during OOMKilled (while no worker runs)',
     async () => {
@@ -218,7 +204,10 @@ it('keeps the signals while Temporal is down and delivers them once it is back',
   const core = kube.kc.makeApiClient(CoreV1Api);
   const temporal = servers.pop()!;
   await temporal.stop();
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('no-temporal', 2, 'crashloop') });
+  await apps.createNamespacedDeployment({
+    namespace: 'default',
+    body: deploymentManifest('no-temporal', 2, 'crashloop'),
+  });
   await until(
     'both pods of Deployment/no-temporal crash-looping',
     async () => {

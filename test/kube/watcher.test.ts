@@ -1,4 +1,4 @@
-import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
@@ -9,7 +9,7 @@ import { createLogger } from '../../api/observability';
 import { clusterWatchWorkflowId } from '../../domain/cluster';
 import { getIncident } from '../../store/incidents';
 import { installRuntime } from '../../worker/worker';
-import { useKube, type KubeCluster } from '../harness/kube';
+import { deploymentManifest, useKube, type KubeCluster } from '../harness/kube';
 import { useLlmServer } from '../harness/llm-server';
 import { useStack } from '../harness/stack';
 import { clusterWatchWorkflow } from '../../workflows/cluster-watch';
@@ -86,21 +86,6 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function deployment(name: string, replicas: number, sim?: string): V1Deployment {
-  const labels: Record<string, string> = { app: name, ...(sim && { sim }) };
-  return {
-    metadata: { name, namespace: 'default' },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels },
-        spec: { containers: [{ name: 'app', image: `registry.example/${name}:1` }] },
-      },
-    },
-  };
-}
-
 async function incidentsOf(resource: string): Promise<Json[]> {
   const res = await stack.call('GET', `/api/v1/incidents?resource=${encodeURIComponent(resource)}&pageSize=100`);
   expect(res.status).toBe(200);
@@ -122,7 +107,7 @@ async function detail(incident: string): Promise<Json> {
 }
 
 it('a crash-looping Deployment is one incident with its other pods correlated, resolved at source on recovery', async () => {
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('crashy', 3, 'crashloop') });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('crashy', 3, 'crashloop') });
 
   const [incident] = await stack.eventually(
     () => incidentsOf('Deployment/crashy'),
@@ -179,7 +164,7 @@ it('a crash-looping Deployment is one incident with its other pods correlated, r
 });
 
 it('an OOMKilled container is an OOMKilled incident', async () => {
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('hungry', 1, 'oomkilled') });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('hungry', 1, 'oomkilled') });
   const [incident] = await stack.eventually(
     () => incidentsOf('Deployment/hungry'),
     (items) => items.length > 0,
@@ -262,7 +247,10 @@ it('resumes after the API server was down: a failure after it came back is detec
     (lines) => lines.includes('cluster watch interrupted; resuming') && lines.includes('cluster watch resumed'),
     180_000,
   );
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('after-outage', 2, 'crashloop') });
+  await apps.createNamespacedDeployment({
+    namespace: 'default',
+    body: deploymentManifest('after-outage', 2, 'crashloop'),
+  });
   const [incident] = await stack.eventually(
     () => incidentsOf('Deployment/after-outage'),
     (items) => items.length > 0,
@@ -328,7 +316,7 @@ it('ends Cancelled when cancelled; a new watch starting from nothing sends nothi
     (runId) => runId !== firstRun,
     120_000,
   );
-  await apps.createNamespacedDeployment({ namespace: 'default', body: deployment('later', 2, 'crashloop') });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('later', 2, 'crashloop') });
   await stack.eventually(
     () => membersSignalled('Deployment/later').catch(() => []),
     // Distinct pods: under load a pod was seen signalled twice here (cause not pinned down: a
