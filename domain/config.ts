@@ -31,6 +31,14 @@ const goDuration = z.string().transform((text, ctx) => {
   return ms;
 });
 
+/** `a, b,,c` → ['a', 'b', 'c']: key lists (retired keys, oldest first). */
+const commaList = z.string().transform((text) =>
+  text
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean),
+);
+
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
   FOGHORN_BASE_PATH: z
@@ -41,14 +49,7 @@ export const configSchema = z.object({
   // Keys the audit chain (HMAC-SHA-256, docs/audit.md); unset: <FOGHORN_DATA_DIR>/audit-key.
   FOGHORN_AUDIT_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   // Earlier audit keys, oldest first, comma-separated: records and checkpoints they signed still verify.
-  FOGHORN_AUDIT_RETIRED_KEYS: z
-    .string()
-    .transform((text) =>
-      text
-        .split(',')
-        .map((k) => k.trim())
-        .filter(Boolean),
-    )
+  FOGHORN_AUDIT_RETIRED_KEYS: commaList
     .pipe(z.array(z.string().min(32, 'each key must be at least 32 characters')))
     .optional(),
   // Encrypts cluster credentials at rest (AES-256-GCM, store/cluster-secrets.ts): 32 bytes as
@@ -61,14 +62,7 @@ export const configSchema = z.object({
     )
     .optional(),
   // Earlier secret keys, oldest first, comma-separated: credentials they sealed still open (key rotation).
-  FOGHORN_SECRET_RETIRED_KEYS: z
-    .string()
-    .transform((text) =>
-      text
-        .split(',')
-        .map((k) => k.trim())
-        .filter(Boolean),
-    )
+  FOGHORN_SECRET_RETIRED_KEYS: commaList
     .pipe(
       z.array(
         z

@@ -19,10 +19,10 @@ import {
   sealSecret,
   writeClusterSecret,
 } from '../../store/cluster-secrets';
-import { createCluster, deleteCluster, getCluster, updateClusterStatus } from '../../store/clusters';
+import { deleteCluster, getCluster, updateClusterStatus } from '../../store/clusters';
 import { ClusterSecretModel } from '../../store/models';
 import { useMongo } from '../harness/mongo';
-import { fakeKubeconfig, TEST_SECRET_KEY, useTestSecretKey } from './fixtures';
+import { fakeKubeconfig, registerTestCluster, TEST_SECRET_KEY, useTestSecretKey } from './fixtures';
 
 let mongo: Awaited<ReturnType<typeof useMongo>>;
 beforeAll(async () => {
@@ -176,16 +176,7 @@ describe('kubeConfigFor', () => {
   it('decrypts a registered cluster, follows a rewrite, and refuses unknown ones', async () => {
     const name = 'kc-one';
     const secret = clusterSecretName(name);
-    await writeClusterSecret(secret, name, normalizeKubeconfig(fakeKubeconfig()).kubeconfig);
-    await createCluster({
-      name,
-      namespace: 'default',
-      displayName: name,
-      tier: 'standard',
-      region: '',
-      kubeconfigSecret: secret,
-      source: 'registered',
-    });
+    await registerTestCluster(name, normalizeKubeconfig(fakeKubeconfig()).kubeconfig);
     const kc = await kubeConfigFor(name);
     expect(kc.getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
     expect(kc.getCurrentUser()?.token).toBe(TOKEN);
@@ -212,21 +203,11 @@ describe('kubeConfigFor', () => {
 
 describe('credentials sealed with another key', () => {
   const name = 'kc-rotated';
-  const secret = clusterSecretName(name);
   const oldKey = generateSecretKey();
 
   beforeAll(async () => {
     configureSecretKey(oldKey);
-    await writeClusterSecret(secret, name, normalizeKubeconfig(fakeKubeconfig()).kubeconfig);
-    await createCluster({
-      name,
-      namespace: 'default',
-      displayName: name,
-      tier: 'standard',
-      region: '',
-      kubeconfigSecret: secret,
-      source: 'registered',
-    });
+    await registerTestCluster(name, normalizeKubeconfig(fakeKubeconfig()).kubeconfig);
     // the last check saw it fine: a stale phase must not survive
     await updateClusterStatus(name, { phase: 'Connected', connected: true, message: '' });
   });
