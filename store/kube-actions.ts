@@ -19,16 +19,11 @@ export interface KubeActionRecord<I, R> {
   result?: R;
 }
 
-interface StoredAction {
-  key: string;
-  action: KubeActionType;
-  cluster: string;
-  target: string;
-  params: string;
+/** As stored: intent and result as JSON text. */
+type StoredAction = Omit<KubeActionRecord<unknown, unknown>, 'intent' | 'result'> & {
   intent: string;
-  state: 'pending' | 'done';
   result?: string | null;
-}
+};
 
 // The unique index on `key` is what makes concurrent first attempts agree on one intent;
 // created here too so this store never depends on which models connectMongo happened to know.
