@@ -58,14 +58,9 @@ export async function findKubeAction<I, R>(key: string): Promise<KubeActionRecor
  * Records the intent of `key` unless one is there: returns the record that holds (ours, or the
  * one a concurrent or earlier attempt wrote first).
  */
-export async function recordKubeActionIntent<I, R>(record: {
-  key: string;
-  action: KubeActionType;
-  cluster: string;
-  target: string;
-  params: string;
-  intent: I;
-}): Promise<KubeActionRecord<I, R>> {
+export async function recordKubeActionIntent<I, R>(
+  record: Omit<KubeActionRecord<I, R>, 'state' | 'result'>,
+): Promise<KubeActionRecord<I, R>> {
   await ensureIndexes();
   try {
     await KubeActionModel.create({

@@ -1,7 +1,9 @@
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { clusterSecretName } from '../../domain/cluster';
 import { configureSecretKey, writeClusterSecret } from '../../store/cluster-secrets';
 import { createCluster } from '../../store/clusters';
-import { TEST_SECRET_KEY } from '../harness/mongo';
+import { useKube } from '../harness/kube';
+import { TEST_SECRET_KEY, useMongo } from '../harness/mongo';
 
 export { TEST_SECRET_KEY };
 
@@ -46,4 +48,24 @@ export async function registerTestCluster(name: string, kubeconfig: string): Pro
     kubeconfigSecret: secret,
     source: 'registered',
   });
+}
+
+/**
+ * For activity tests against a real cluster: MongoDB, a control plane with one fake node, and
+ * `cluster` registered with its admin kubeconfig.
+ */
+export async function useRegisteredKube(cluster: string) {
+  const mongo = await useMongo();
+  const kube = await useKube();
+  await kube.addNode('kwok-node-1');
+  await registerTestCluster(cluster, kube.kubeconfig);
+  return {
+    kube,
+    apps: kube.kc.makeApiClient(AppsV1Api),
+    core: kube.kc.makeApiClient(CoreV1Api),
+    stop: async () => {
+      await kube.stop();
+      await mongo.stop();
+    },
+  };
 }

@@ -7,9 +7,8 @@ import { kubeconfigYaml } from '../../cli/embedded/kube';
 import { RESTARTED_AT_ANNOTATION, REVISION_ANNOTATION } from '../../domain/kube-actions';
 import { findKubeAction } from '../../store/kube-actions';
 import { KubeActionModel } from '../../store/models/kube-action';
-import { registerTestCluster, useTestSecretKey } from '../clusters/fixtures';
-import { useKube, waitFor, type KubeCluster } from '../harness/kube';
-import { useMongo } from '../harness/mongo';
+import { registerTestCluster, useRegisteredKube } from '../clusters/fixtures';
+import { waitFor, type KubeCluster } from '../harness/kube';
 
 // Each Kubernetes action against a real API server (with its controllers and KWOK's fake
 // kubelet): applied and observed through the server, applied once per key, failures classified.
@@ -32,28 +31,20 @@ async function failure(promise: Promise<unknown>): Promise<ApplicationFailure> {
   return err as ApplicationFailure;
 }
 
+let env: Awaited<ReturnType<typeof useRegisteredKube>>;
 let kube: KubeCluster;
-let mongo: Awaited<ReturnType<typeof useMongo>>;
 let apps: AppsV1Api;
 let core: CoreV1Api;
 const ns = 'default';
 const cluster = 'prod';
 
 beforeAll(async () => {
-  mongo = await useMongo();
-  useTestSecretKey();
-  kube = await useKube();
-  apps = kube.kc.makeApiClient(AppsV1Api);
-  core = kube.kc.makeApiClient(CoreV1Api);
-  await kube.addNode('kwok-node-1');
-  await registerTestCluster(cluster, kube.kubeconfig);
+  env = await useRegisteredKube(cluster);
+  ({ kube, apps, core } = env);
   await registerTestCluster('locked', kubeconfigYaml(kube.server, kube.caData, kube.restrictedToken, 'restricted'));
 }, 300_000);
 
-afterAll(async () => {
-  await kube?.stop();
-  await mongo?.stop();
-}, 60_000);
+afterAll(() => env?.stop(), 60_000);
 
 async function createDeployment(name: string, replicas: number, image = `example.com/${name}:1`) {
   await apps.createNamespacedDeployment({

@@ -3,9 +3,8 @@ import { ApplicationFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createKubeReadActivities } from '../../activities/kube-reads';
 import type { PodList, PodResourceSummary, WorkloadSummary } from '../../domain/kube-actions';
-import { registerTestCluster, useTestSecretKey } from '../clusters/fixtures';
-import { deploymentManifest, useKube, waitFor, type KubeCluster } from '../harness/kube';
-import { useMongo } from '../harness/mongo';
+import { useRegisteredKube } from '../clusters/fixtures';
+import { deploymentManifest, waitFor } from '../harness/kube';
 
 // The read tools against a real API server whose pods run (or fail) on KWOK's fake nodes.
 
@@ -17,30 +16,21 @@ function run<K extends keyof Reads>(name: K, input: Parameters<Reads[K]>[0]): Re
   return new MockActivityEnvironment({}, { logger: quiet }).run(fn, input) as ReturnType<Reads[K]>;
 }
 
-let kube: KubeCluster;
-let mongo: Awaited<ReturnType<typeof useMongo>>;
+let env: Awaited<ReturnType<typeof useRegisteredKube>>;
 let apps: AppsV1Api;
 let core: CoreV1Api;
 const ns = 'default';
 const cluster = 'prod';
 
 beforeAll(async () => {
-  mongo = await useMongo();
-  useTestSecretKey();
-  kube = await useKube();
-  apps = kube.kc.makeApiClient(AppsV1Api);
-  core = kube.kc.makeApiClient(CoreV1Api);
-  await kube.addNode('kwok-node-1');
-  await registerTestCluster(cluster, kube.kubeconfig);
+  env = await useRegisteredKube(cluster);
+  ({ apps, core } = env);
   await apps.createNamespacedDeployment({ namespace: ns, body: deploymentManifest('api', 2, undefined, ns) });
   await apps.createNamespacedDeployment({ namespace: ns, body: deploymentManifest('crashy', 2, 'crashloop', ns) });
   await apps.createNamespacedDeployment({ namespace: ns, body: deploymentManifest('oom', 1, 'oomkilled', ns) });
 }, 300_000);
 
-afterAll(async () => {
-  await kube?.stop();
-  await mongo?.stop();
-}, 60_000);
+afterAll(() => env?.stop(), 60_000);
 
 /** Polls a read until `ok` holds for its result; returns that result. */
 async function readUntil<T>(what: string, read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
