@@ -12,3 +12,5 @@ export * from './callback-delivery';
 export * from './reconciler-stat';
 export * from './cluster';
 export * from './cluster-secret';
+export * from './remediation-plan';
+export * from './approval';
