@@ -1,0 +1,283 @@
+import { z } from 'zod';
+import { createHash } from 'crypto';
+import type { UserRole } from './roles';
+import { canonicalJson, KUBE_ACTION_TYPES, type KubeActionType } from './kube-actions';
+import { actionSchema, type ActionType, type RunbookAction } from './runbook';
+
+/**
+ * The remediation engine's vocabulary (DESIGN §8): plan states, strategies and how the next one
+ * is chosen, plan risk and when a person must approve. Pure: the incident and plan workflows
+ * call these directly, so every decision replays identically.
+ */
+
+export const PLAN_STATES = ['Pending', 'Executing', 'Verifying', 'Completed', 'Failed', 'RolledBack'] as const;
+export type PlanState = (typeof PLAN_STATES)[number];
+export const planStateSchema = z.enum(PLAN_STATES);
+export const FINAL_PLAN_STATES: readonly PlanState[] = ['Completed', 'Failed', 'RolledBack'];
+
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+export const approvalStatusSchema = z.enum(APPROVAL_STATUSES);
+
+// ---------------------------------------------------------------------------------------------
+// Strategies
+// ---------------------------------------------------------------------------------------------
+
+const TIER_TEXT = { 1: 'category+severity+kind', 2: 'category+severity', 3: 'category' } as const;
+
+export type Strategy =
+  | { kind: 'runbook'; runbook: string; tier: 1 | 2 | 3 }
+  | { kind: 'generated'; insight: string; fingerprint: string }
+  | { kind: 'agentic' };
+
+/** The plan's `strategy` text (spec: names the runbook and match tier, or agentic mode). */
+export function strategyText(s: Strategy): string {
+  if (s.kind === 'runbook') return `runbook ${s.runbook} (tier ${s.tier}: ${TIER_TEXT[s.tier]})`;
+  if (s.kind === 'generated') return `generated from insight ${s.insight}`;
+  return 'agentic';
+}
+
+/** A matched runbook as strategy selection sees it. */
+export interface RunbookOption {
+  name: string;
+  tier: 1 | 2 | 3;
+  /** How many plans of this runbook one incident may run (the runbook's `maxAttempts`). */
+  maxAttempts: number;
+  /** True when a step acts on Kubernetes (it needs the incident's cluster registered). */
+  usesKubernetes: boolean;
+}
+
+/** Everything strategy selection needs, gathered once per incident by an activity. */
+export interface RemediationOptions {
+  /** FOGHORN_MAX_ATTEMPTS. */
+  maxAttempts: number;
+  /** The incident's cluster is registered with Foghorn (its API can be reached). */
+  clusterRegistered: boolean;
+  /** The incident is about a Deployment (the only kind the agent and the actions change). */
+  deployment: boolean;
+  runbooks: RunbookOption[];
+  /** The runbook generated from the insight's suggested actions, when any are runnable. */
+  generated?: { insight: string; fingerprint: string; usesKubernetes: boolean };
+  /** An LLM is configured (FOGHORN_LLM_BASE_URL). */
+  llm: boolean;
+}
+
+/**
+ * The next strategy (DESIGN §8), or null when none is left: matched runbooks by tier (each at
+ * most its `maxAttempts` times), then the runbook generated from the insight (never twice with
+ * the same action list), then the agentic loop once. A strategy that needs the Kubernetes API of
+ * a cluster Foghorn cannot reach is not a candidate: it could only fail.
+ */
+export function chooseStrategy(options: RemediationOptions, tried: readonly Strategy[]): Strategy | null {
+  const reachable = (usesKubernetes: boolean) => !usesKubernetes || options.clusterRegistered;
+  for (const r of options.runbooks) {
+    const runs = tried.filter((t) => t.kind === 'runbook' && t.runbook === r.name).length;
+    if (runs < r.maxAttempts && reachable(r.usesKubernetes)) return { kind: 'runbook', runbook: r.name, tier: r.tier };
+  }
+  const g = options.generated;
+  if (g && reachable(g.usesKubernetes) && !tried.some((t) => t.kind === 'generated' && t.fingerprint === g.fingerprint))
+    return { kind: 'generated', insight: g.insight, fingerprint: g.fingerprint };
+  if (options.llm && options.clusterRegistered && options.deployment && !tried.some((t) => t.kind === 'agentic'))
+    return { kind: 'agentic' };
+  return null;
+}
+
+export const isKubeAction = (type: string): type is KubeActionType =>
+  (KUBE_ACTION_TYPES as readonly string[]).includes(type);
+
+/** A stable short fingerprint of an action list: equal lists, equal fingerprints. */
+export function actionsFingerprint(actions: readonly { type: string; params: unknown }[]): string {
+  const text = canonicalJson(actions.map((a) => ({ type: a.type, params: a.params })));
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+/**
+ * The insight's suggested actions as runbook steps: each one that parses as a runbook action
+ * (the same schema an admin's runbook passes) is kept, in order; the rest are reported.
+ */
+export function stepsFromSuggestions(suggested: readonly { action: string; params: Record<string, unknown> }[]): {
+  steps: RunbookAction[];
+  dropped: string[];
+} {
+  const steps: RunbookAction[] = [];
+  const dropped: string[] = [];
+  for (const s of suggested) {
+    const parsed = actionSchema.safeParse({ type: s.action, params: s.params });
+    if (parsed.success) steps.push(parsed.data);
+    else dropped.push(`${s.action}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  }
+  return { steps, dropped };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Risk and approval
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Points a step adds to the incident's risk: how much it can hurt if it is the wrong move.
+ * Deleting, rolling back and arbitrary scripts or requests lose state or reach outside the
+ * workload; restarts and resource changes roll pods; waiting and notifying change nothing.
+ */
+export const ACTION_RISK: Readonly<Record<ActionType, number>> = {
+  DeletePod: 15,
+  RollbackDeployment: 15,
+  RunScript: 20,
+  HttpRequest: 10,
+  ScaleDeployment: 10,
+  AdjustResources: 10,
+  RestartDeployment: 5,
+  Wait: 0,
+  Notify: 0,
+};
+/** Scaling to zero replicas takes the workload down: as destructive as a delete. */
+const SCALE_TO_ZERO_RISK = 30;
+
+export function actionRisk(action: { type: string; params: Record<string, unknown> }): number {
+  if (action.type === 'ScaleDeployment' && action.params.replicas === 0) return SCALE_TO_ZERO_RISK;
+  return ACTION_RISK[action.type as ActionType] ?? 20;
+}
+
+/** Plan risk: the incident's risk plus each step's weight, capped at 100. */
+export function planRisk(incidentRisk: number, actions: readonly { type: string; params: Record<string, unknown> }[]) {
+  return Math.min(100, incidentRisk + actions.reduce((sum, a) => sum + actionRisk(a), 0));
+}
+
+/** At or above this plan risk an approval needs an admin. */
+export const ADMIN_APPROVAL_RISK = 85;
+
+export interface ApprovalNeed {
+  required: boolean;
+  requiredRole: UserRole;
+  /** Why, in words: shown on the timeline, in the plan and in the approval. */
+  reasons: string[];
+}
+
+/** When a person must approve a plan (DESIGN §8, issue 10 §2), and who may. */
+export function approvalNeed(input: {
+  risk: number;
+  threshold: number;
+  runbook?: { name: string; automated: boolean; approvalRequired: boolean };
+  /** Failed plans of this runbook in the last hour (the circuit breaker). */
+  recentFailures?: number;
+}): ApprovalNeed {
+  const reasons: string[] = [];
+  const r = input.runbook;
+  if (r?.approvalRequired) reasons.push(`runbook ${r.name} requires approval`);
+  if (r && !r.automated) reasons.push(`runbook ${r.name} is manual (not automated)`);
+  if ((input.recentFailures ?? 0) >= CIRCUIT_BREAKER_FAILURES)
+    reasons.push(
+      `circuit breaker: ${input.recentFailures} plans of runbook ${r?.name ?? '?'} failed in the last hour`,
+    );
+  if (input.risk >= input.threshold) reasons.push(`plan risk ${input.risk} ≥ threshold ${input.threshold}`);
+  return {
+    required: reasons.length > 0,
+    requiredRole: input.risk >= ADMIN_APPROVAL_RISK ? 'admin' : 'operator',
+    reasons,
+  };
+}
+
+/** Failed plans of one runbook within CIRCUIT_BREAKER_WINDOW_MS that make its next plans ask first. */
+export const CIRCUIT_BREAKER_FAILURES = 3;
+export const CIRCUIT_BREAKER_WINDOW_MS = 60 * 60 * 1000;
+
+// ---------------------------------------------------------------------------------------------
+// Templates: `{{namespace}}`, `{{deployment}}` … in step params
+// ---------------------------------------------------------------------------------------------
+
+const TEMPLATE_RE = /\{\{\s*([A-Za-z][\w.-]*)\s*\}\}/g;
+const WHOLE_TEMPLATE_RE = /^\{\{\s*([A-Za-z][\w.-]*)\s*\}\}$/;
+
+/** True when the text holds at least one `{{name}}`. */
+export const hasTemplate = (text: string) => new RegExp(TEMPLATE_RE.source).test(text);
+
+/**
+ * Fills `{{name}}` in every string of `value` from `vars`. A string that is one whole template
+ * whose value is numeric becomes a number (so `replicas: "{{replicas}}"` can fill a number).
+ * Names without a value are collected in `missing`, and their text is left as it was.
+ */
+export function renderTemplates(value: unknown, vars: Readonly<Record<string, string>>, missing: Set<string>): unknown {
+  if (typeof value === 'string') {
+    const whole = WHOLE_TEMPLATE_RE.exec(value);
+    if (whole) {
+      const v = vars[whole[1]];
+      if (v === undefined) missing.add(whole[1]);
+      else if (/^-?\d+$/.test(v)) return Number(v);
+      return v ?? value;
+    }
+    return value.replace(TEMPLATE_RE, (text, key: string) => {
+      const v = vars[key];
+      if (v === undefined) missing.add(key);
+      return v ?? text;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => renderTemplates(v, vars, missing));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, renderTemplates(v, vars, missing)]),
+    );
+  return value;
+}
+
+/** What a template may name: the incident, its resource, its labels, and the insight's action params. */
+export function templateVars(input: {
+  incident: string;
+  cluster: string;
+  namespace: string;
+  resource: string;
+  severity: string;
+  signalType: string;
+  labels: Record<string, string>;
+  insightParams: readonly Record<string, unknown>[];
+}): Record<string, string> {
+  const [kind, name] = input.resource.split('/');
+  const vars: Record<string, string> = {};
+  // The insight's params first: the incident's own facts win over a model's suggestion.
+  for (const params of input.insightParams)
+    for (const [k, v] of Object.entries(params))
+      if ((typeof v === 'string' || typeof v === 'number') && vars[k] === undefined) vars[k] = String(v);
+  for (const [k, v] of Object.entries(input.labels)) vars[`labels.${k}`] = v;
+  Object.assign(vars, {
+    incident: input.incident,
+    cluster: input.cluster,
+    namespace: input.namespace,
+    resource: input.resource,
+    resourceKind: kind,
+    resourceName: name,
+    severity: input.severity,
+    signalType: input.signalType,
+  });
+  if (input.labels.memory_limit && vars.memoryLimit === undefined) vars.memoryLimit = input.labels.memory_limit;
+  const lower = kind.toLowerCase();
+  if (['deployment', 'statefulset', 'daemonset', 'pod', 'node'].includes(lower)) vars[lower] = name;
+  return vars;
+}
+
+/**
+ * A runbook's steps with their templates filled and each step validated again: the list of
+ * actions to run, or the reason the plan cannot start (nothing has run yet).
+ */
+export function renderSteps(
+  steps: readonly RunbookAction[],
+  vars: Readonly<Record<string, string>>,
+): { ok: true; actions: RunbookAction[] } | { ok: false; problem: string } {
+  const missing = new Set<string>();
+  const rendered = steps.map((s) => renderTemplates(s, vars, missing));
+  if (missing.size > 0)
+    return {
+      ok: false,
+      problem: `missing template parameter${missing.size > 1 ? 's' : ''} ${[...missing].map((m) => `{{${m}}}`).join(', ')}: no value from the incident or the insight; no step was run`,
+    };
+  const actions: RunbookAction[] = [];
+  for (const [i, step] of rendered.entries()) {
+    const parsed = actionSchema.safeParse(step);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return {
+        ok: false,
+        problem: `step ${i + 1} (${(step as RunbookAction).type}) is invalid after filling its templates: ${issue?.path.join('.') || 'params'}: ${issue?.message}; no step was run`,
+      };
+    }
+    actions.push(parsed.data);
+  }
+  return { ok: true, actions };
+}

@@ -1,0 +1,143 @@
+import type { PlanState } from '../domain/remediation';
+import type { RunbookAction } from '../domain/runbook';
+import { isDuplicateKey } from './connection';
+import { RemediationPlanModel } from './models';
+import { findPage, type Page } from './pagination';
+
+const NO_ID = { _id: 0 } as const;
+
+export type PlanAction = RunbookAction & {
+  resolved?: unknown;
+  outcome?: 'ok' | 'failed' | 'undone' | 'skipped';
+  result?: string;
+};
+
+/** A stored remediation plan: the spec's fields plus what the engine keeps to resume it. */
+export interface PlanRecord {
+  name: string;
+  key: string;
+  namespace: string;
+  issueRef: string;
+  cluster: string;
+  attempt: number;
+  strategy: string;
+  strategyKind: 'runbook' | 'generated' | 'agentic';
+  runbook: string;
+  state: PlanState;
+  result: string;
+  agenticMode: boolean;
+  agenticStepCount: number;
+  actions: PlanAction[];
+  riskScore: number;
+  approvalRequired: boolean;
+  approvalReasons: string[];
+  approval: string;
+  verifyWindowMs: number;
+  startedAt: Date;
+  completedAt?: Date;
+  creationTimestamp: Date;
+}
+
+/** Creates the plan of `key` unless it exists; returns the one that holds (a retry finds the first). */
+export async function createPlanOnce(plan: PlanRecord): Promise<PlanRecord> {
+  try {
+    await RemediationPlanModel.create(plan);
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  const stored = await RemediationPlanModel.findOne({ key: plan.key }, NO_ID).lean<PlanRecord>();
+  if (!stored) throw new Error(`remediation plan ${plan.key} was not stored`);
+  return stored;
+}
+
+export async function planByKey(key: string): Promise<PlanRecord | undefined> {
+  return (await RemediationPlanModel.findOne({ key }, NO_ID).lean<PlanRecord>()) ?? undefined;
+}
+
+export async function getPlan(name: string): Promise<PlanRecord | undefined> {
+  return (await RemediationPlanModel.findOne({ name }, NO_ID).lean<PlanRecord>()) ?? undefined;
+}
+
+/** Sets fields of a plan that is not final yet (a final plan never changes again). */
+export async function updatePlan(name: string, set: Partial<PlanRecord>): Promise<void> {
+  await RemediationPlanModel.updateOne({ name, state: { $nin: ['Completed', 'Failed', 'RolledBack'] } }, { $set: set });
+}
+
+/** Records the concrete inputs of step `index` unless some are recorded; returns those that hold. */
+export async function resolveStepOnce<T>(name: string, index: number, resolved: T): Promise<T> {
+  const path = `actions.${index}.resolved`;
+  await RemediationPlanModel.updateOne({ name, [path]: { $exists: false } }, { $set: { [path]: resolved } });
+  const plan = await getPlan(name);
+  return (plan?.actions[index]?.resolved ?? resolved) as T;
+}
+
+/** Writes what step `index` did. */
+export async function recordStepOutcome(
+  name: string,
+  index: number,
+  outcome: NonNullable<PlanAction['outcome']>,
+  result: string,
+): Promise<void> {
+  await RemediationPlanModel.updateOne(
+    { name },
+    { $set: { [`actions.${index}.outcome`]: outcome, [`actions.${index}.result`]: result } },
+  );
+}
+
+/** Appends an agentic step's action to the plan (`actions` holds what was actually run), once per step. */
+export async function appendAgenticAction(name: string, step: number, action: PlanAction): Promise<void> {
+  await RemediationPlanModel.updateOne(
+    { name, agenticStepCount: { $lt: step } },
+    { $push: { actions: action }, $set: { agenticStepCount: step } },
+  );
+}
+
+export async function setAgenticStepCount(name: string, step: number): Promise<void> {
+  await RemediationPlanModel.updateOne({ name, agenticStepCount: { $lt: step } }, { $set: { agenticStepCount: step } });
+}
+
+/** The last plan of an incident to complete, for the postmortem's remediationApplied. */
+export async function completedPlanOf(incident: string): Promise<PlanRecord | undefined> {
+  return (
+    (await RemediationPlanModel.findOne({ issueRef: incident, state: 'Completed' }, NO_ID)
+      .sort({ attempt: -1 })
+      .lean<PlanRecord>()) ?? undefined
+  );
+}
+
+/** Plans of a runbook that failed (or were rolled back) since `since`: the circuit breaker's count. */
+export function recentRunbookFailures(runbook: string, since: Date): Promise<number> {
+  return RemediationPlanModel.countDocuments({
+    runbook,
+    state: { $in: ['Failed', 'RolledBack'] },
+    completedAt: { $gte: since },
+  });
+}
+
+/** Plans in flight per cluster (Pending, Executing, Verifying): the cluster view's activeRemediations. */
+export async function activePlansByCluster(clusters: string[]): Promise<Map<string, number>> {
+  const rows = await RemediationPlanModel.aggregate<{ _id: string; n: number }>([
+    { $match: { cluster: { $in: clusters }, state: { $in: ['Pending', 'Executing', 'Verifying'] } } },
+    { $group: { _id: '$cluster', n: { $sum: 1 } } },
+  ]);
+  return new Map(rows.map((r) => [r._id, r.n]));
+}
+
+export interface PlanFilter {
+  namespace?: string;
+  state?: PlanState;
+  incident?: string;
+}
+
+/** One page of plans, newest first (DESIGN §4). */
+export function listPlans(filter: PlanFilter, page: number, pageSize: number): Promise<Page<PlanRecord>> {
+  const query: Record<string, unknown> = {};
+  if (filter.namespace) query.namespace = filter.namespace;
+  if (filter.state) query.state = filter.state;
+  if (filter.incident) query.issueRef = filter.incident;
+  return findPage<PlanRecord>(RemediationPlanModel, query, { creationTimestamp: -1, name: -1 }, page, pageSize);
+}
+
+export function plansOfIncident(incident: string): Promise<PlanRecord[]> {
+  return RemediationPlanModel.find({ issueRef: incident }, NO_ID).sort({ attempt: 1 }).lean<PlanRecord[]>();
+}
