@@ -134,6 +134,12 @@ export const configSchema = z.object({
   FOGHORN_AGENT_SHELL_NETWORK: z.enum(['none', 'host'], { message: 'must be none or host' }).default('none'),
   // Cluster watcher: how long a pod may be not ready (or a Deployment short of replicas) before it is a failure.
   FOGHORN_WATCH_NOT_READY_AFTER: goDuration.default('5m'),
+  // The remediation engine (DESIGN §8): attempts before escalation, how long a fix is watched
+  // before it counts, how long an approval waits, and the plan risk that needs one.
+  FOGHORN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  FOGHORN_VERIFY_WINDOW: goDuration.default('2m'),
+  FOGHORN_APPROVAL_TTL: goDuration.default('30m'),
+  FOGHORN_APPROVAL_RISK_THRESHOLD: z.coerce.number().int().min(0).max(101).default(70),
   FOGHORN_STT: z.enum(['openai', 'pocketsphinx'], { message: 'must be openai or pocketsphinx' }).optional(),
   FOGHORN_STT_BASE_URL: z.string().url('must be a URL such as http://localhost:8000/v1').optional(),
   FOGHORN_STT_API_KEY: z.string().optional(),

@@ -54,11 +54,21 @@ const goDuration = z.string().superRefine((text, ctx) => {
     });
 });
 
+/**
+ * A string field may hold `{{name}}` templates instead of its value: they are filled from the
+ * incident and its insight when a plan is made, and the filled step is validated again then
+ * (domain/remediation.ts renderSteps).
+ */
+const templateText = z.string().regex(/\{\{\s*[A-Za-z][\w.-]*\s*\}\}/, 'must hold a {{template}}');
+function templated<T extends z.ZodTypeAny>(schema: T) {
+  return z.union([schema, templateText]);
+}
+
 // Every target field is optional: absent means "the incident's own resource", which is what
 // lets one runbook serve every workload.
 const target = {
-  deployment: objectNameSchema.optional(),
-  namespace: dnsLabelSchema.optional(),
+  deployment: templated(objectNameSchema).optional(),
+  namespace: templated(dnsLabelSchema).optional(),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -116,10 +126,10 @@ const scaleParams = z
 const adjustParams = z
   .object({
     ...target,
-    container: dnsLabelSchema.optional(), // absent = every container in the pod template
-    memoryLimit: quantitySchema.optional(),
+    container: templated(dnsLabelSchema).optional(), // absent = every container in the pod template
+    memoryLimit: templated(quantitySchema).optional(),
     memoryLimitIncreasePercent: increasePercent.optional(),
-    cpuLimit: quantitySchema.optional(),
+    cpuLimit: templated(quantitySchema).optional(),
     cpuLimitIncreasePercent: increasePercent.optional(),
   })
   .strict()
@@ -154,8 +164,8 @@ const rollbackParams = z
 
 const deletePodParams = z
   .object({
-    pod: objectNameSchema.optional(), // absent (with no labelSelector) = the incident's pod
-    namespace: dnsLabelSchema.optional(),
+    pod: templated(objectNameSchema).optional(), // absent (with no labelSelector) = the incident's pod
+    namespace: templated(dnsLabelSchema).optional(),
     labelSelector: z.string().min(1).max(1000).optional(),
   })
   .strict()
@@ -165,10 +175,12 @@ const deletePodParams = z
 
 const httpParams = z
   .object({
-    url: z
-      .string()
-      .url()
-      .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL'),
+    url: templated(
+      z
+        .string()
+        .url()
+        .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL'),
+    ),
     method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('GET'),
     headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name'), z.string()).optional(),
     body: z.string().optional(),
@@ -269,6 +281,8 @@ export const runbookSpecSchema = z
       .default({}),
     steps: z.array(actionSchema).min(1, 'must have at least one step').max(50, 'must have at most 50 steps'),
     maxAttempts: z.number().int().min(1).max(10).default(3),
+    // How long a plan of this runbook is verified after its steps; absent = FOGHORN_VERIFY_WINDOW.
+    verificationWindow: goDuration.optional(),
   })
   .strict();
 

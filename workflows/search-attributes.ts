@@ -10,4 +10,17 @@ export const SEVERITY = defineSearchAttributeKey('FoghornSeverity', SearchAttrib
 export const NAMESPACE = defineSearchAttributeKey('FoghornNamespace', SearchAttributeType.KEYWORD);
 export const RESOURCE = defineSearchAttributeKey('FoghornResource', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTES = [INCIDENT, INCIDENT_STATE, SEVERITY, NAMESPACE, RESOURCE];
+/** Set by remediation plan workflows (`RP-…`): `FoghornRemediationState = "Executing"`. */
+export const REMEDIATION_STATE = defineSearchAttributeKey('FoghornRemediationState', SearchAttributeType.KEYWORD);
+/** Set by approval workflows (`APR-…`): `FoghornApprovalStatus = "pending"`. */
+export const APPROVAL_STATUS = defineSearchAttributeKey('FoghornApprovalStatus', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTES = [
+  INCIDENT,
+  INCIDENT_STATE,
+  SEVERITY,
+  NAMESPACE,
+  RESOURCE,
+  REMEDIATION_STATE,
+  APPROVAL_STATUS,
+];

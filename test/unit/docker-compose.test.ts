@@ -1,3 +1,4 @@
+import { SEARCH_ATTRIBUTES as SEARCH_ATTRIBUTE_KEYS } from '../../workflows/search-attributes';
 import fs from 'fs';
 import path from 'path';
 import { parse } from 'yaml';
@@ -25,13 +26,8 @@ const composeText = fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8
 const compose = parse(composeText, { merge: true }) as Compose;
 const services = compose.services;
 
-const SEARCH_ATTRIBUTES = [
-  'FoghornIncidentState',
-  'FoghornSeverity',
-  'FoghornNamespace',
-  'FoghornResource',
-  'FoghornIncident',
-];
+/** Every attribute the workflows set: the compose job must register each one. */
+const SEARCH_ATTRIBUTES = SEARCH_ATTRIBUTE_KEYS.map((key) => key.name);
 
 function dependencyNames(dependsOn: DependsOn | undefined): string[] {
   if (!dependsOn) return [];
