@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../domain/config';
 import { createAgentLlmActivities } from './agent-llm';
 import { createAgentToolActivities } from './agent-tools';
+import { createApprovalActivities } from './approvals';
 import { recordAudit } from './audit';
 import { createCallbackActivities } from './callbacks';
 import { createChatActivities } from './chat';
@@ -44,6 +45,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createAgentToolActivities({ config, client, taskQueue }),
     ...createAgentLlmActivities(llm),
     ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
+    ...createApprovalActivities(),
     ...createKubeActionActivities(),
     ...createKubeReadActivities(),
     ...createKubeWatchActivities({ config, client, taskQueue }),

@@ -6,3 +6,4 @@ export { agentTurnWorkflow } from './agent-turn';
 export { reconcilerWorkflow } from './reconciler';
 export { clusterWatchWorkflow } from './cluster-watch';
 export { clusterHealthWorkflow } from './cluster-health';
+export { approvalWorkflow } from './approval';
