@@ -341,6 +341,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       const { request } = input;
       const incident = await mustGet(input.name);
       const p = deps.annotationPrefix;
+      const manual = !request.atSource && !request.automatic;
       await updateIncident(
         incident.name,
         {
@@ -353,7 +354,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
             ...incident.annotations,
             [`${p}/resolved-by`]: request.actor.user,
             [`${p}/resolved-at`]: at.toISOString(),
-            [`${p}/manual-resolution`]: String(!request.atSource),
+            [`${p}/manual-resolution`]: String(manual),
           },
           lastUpdated: at,
         },
@@ -364,16 +365,16 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
         event({
           timestamp: at,
           type: 'Resolved',
-          source: request.atSource ? 'alertmanager' : `user:${request.actor.user}`,
+          source: request.atSource ? 'alertmanager' : request.automatic ? 'remediation-engine' : `user:${request.actor.user}`,
           message: `Resolved by ${request.actor.user}: ${request.resolution}`,
-          details: { resolution: request.resolution, resolvedBy: request.actor.user, manual: !request.atSource },
+          details: { resolution: request.resolution, resolvedBy: request.actor.user, manual },
         }),
       ]);
       await audit(
         incident,
         'incident.resolve',
         request.actor,
-        { resolution: request.resolution, previousState: incident.state, manual: !request.atSource },
+        { resolution: request.resolution, previousState: incident.state, manual },
         at,
       );
     },

@@ -38,7 +38,12 @@ export interface ResolveRequest {
   actor: Actor;
   /** True when the alert source resolved it (Alertmanager), false for a person. */
   atSource: boolean;
+  /** True when Foghorn's own remediation fixed it (resolver `system`, not a manual resolution). */
+  automatic?: boolean;
 }
+
+/** Foghorn itself, as the audit log and the resolver annotation name it. */
+export const SYSTEM_ACTOR: Actor = { user: 'system', role: 'system', sourceIP: 'internal', userAgent: 'foghorn' };
 
 export interface CorrelatedSignal {
   signalType: SignalType;

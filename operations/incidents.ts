@@ -22,7 +22,6 @@ import {
   CONFLICT,
   SNOOZE_MAX_MS,
   type AcknowledgeRequest,
-  type Actor,
   type CorrelatedSignal,
   type ResolveRequest,
   type SnoozeRequest,
@@ -40,7 +39,6 @@ export interface IncidentOps {
 
 export const MANUAL_RESOLUTION = 'Manually resolved via dashboard';
 export const SOURCE_RESOLUTION = 'Resolved at source';
-export const SYSTEM_ACTOR: Actor = { user: 'system', role: 'system', sourceIP: 'internal', userAgent: 'foghorn' };
 
 /**
  * 503 `Service unavailable` + Retry-After for an ingest that could not reach Temporal. When the

@@ -1,7 +1,8 @@
 import type { Signal } from '../domain/incident';
 import { resourceKey } from '../domain/incident';
 import { findOpenIncident } from '../store/incidents';
-import { ingestSignal, resolveIncident, SOURCE_RESOLUTION, SYSTEM_ACTOR, type IncidentOps } from './incidents';
+import { SYSTEM_ACTOR } from '../domain/incident-requests';
+import { ingestSignal, resolveIncident, SOURCE_RESOLUTION, type IncidentOps } from './incidents';
 
 /** What one source signal did: nothing a source reports is dropped silently. */
 export type SignalOutcome =
