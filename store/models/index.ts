@@ -14,3 +14,4 @@ export * from './cluster';
 export * from './cluster-secret';
 export * from './remediation-plan';
 export * from './approval';
+export * from './step-run';
