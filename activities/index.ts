@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../domain/config';
 import { createAgentLlmActivities } from './agent-llm';
 import { createAgentToolActivities } from './agent-tools';
+import { createAgenticActivities } from './agentic';
 import { createApprovalActivities } from './approvals';
 import { recordAudit } from './audit';
 import { createCallbackActivities } from './callbacks';
@@ -9,12 +10,16 @@ import { createChatActivities } from './chat';
 import { createClusterHealthActivities } from './cluster-health';
 import { createIncidentActivities } from './incidents';
 import { createKubeActionActivities } from './kube-actions';
+import { createKubePreviewActivities } from './kube-preview';
 import { createKubeReadActivities } from './kube-reads';
 import type { LlmConfig } from './llm';
 import { createMediaActivities } from './media';
 import { createPostmortemActivities } from './postmortem';
 import { createKubeWatchActivities } from './kube-watch';
 import { createReconcileActivities } from './reconcile';
+import { createRemediationActivities } from './remediation';
+import { createRemediationStepActivities } from './remediation-steps';
+import { createRemediationVerifyActivities } from './remediation-verify';
 import { createTranscriptionActivities } from './transcribe';
 
 export interface ActivityDeps {
@@ -45,9 +50,14 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createAgentToolActivities({ config, client, taskQueue }),
     ...createAgentLlmActivities(llm),
     ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
+    ...createRemediationActivities(config, llm !== undefined),
+    ...createRemediationStepActivities(config),
+    ...createRemediationVerifyActivities(),
+    ...createAgenticActivities(llm),
     ...createApprovalActivities(),
     ...createKubeActionActivities(),
     ...createKubeReadActivities(),
+    ...createKubePreviewActivities(),
     ...createKubeWatchActivities({ config, client, taskQueue }),
   };
 }

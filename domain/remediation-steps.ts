@@ -1,5 +1,5 @@
 import type { ActivityOptions } from '@temporalio/common';
-import { createHash } from 'crypto';
+import { fingerprint } from './fingerprint';
 import { z } from 'zod';
 import { actionKeySchema } from './kube-actions';
 import { redactText, REDACTED } from './redact';
@@ -223,7 +223,7 @@ export function stepFingerprint(
           body: input.body ?? null,
           expectStatus: input.expectStatus ?? null,
         };
-  return createHash('sha256').update(JSON.stringify(what)).digest('hex');
+  return fingerprint(JSON.stringify(what));
 }
 
 /** `POST https://hooks.example.com/restart`, `script (120 bytes)`: what a step record shows people. */

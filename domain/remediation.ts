@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createHash } from 'crypto';
+import { fingerprint } from './fingerprint';
 import type { UserRole } from './roles';
 import { canonicalJson, KUBE_ACTION_TYPES, type KubeActionType } from './kube-actions';
 import { actionSchema, type ActionType, type RunbookAction } from './runbook';
@@ -88,7 +88,7 @@ export const isKubeAction = (type: string): type is KubeActionType =>
 /** A stable short fingerprint of an action list: equal lists, equal fingerprints. */
 export function actionsFingerprint(actions: readonly { type: string; params: unknown }[]): string {
   const text = canonicalJson(actions.map((a) => ({ type: a.type, params: a.params })));
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+  return fingerprint(text);
 }
 
 /**

@@ -10,6 +10,8 @@ export type PlanAction = RunbookAction & {
   resolved?: unknown;
   outcome?: 'ok' | 'failed' | 'undone' | 'skipped';
   result?: string;
+  /** The agent step that proposed it (agentic plans). */
+  agenticStep?: number;
 };
 
 /** A stored remediation plan: the spec's fields plus what the engine keeps to resume it. */
@@ -84,12 +86,19 @@ export async function recordStepOutcome(
   );
 }
 
-/** Appends an agentic step's action to the plan (`actions` holds what was actually run), once per step. */
-export async function appendAgenticAction(name: string, step: number, action: PlanAction): Promise<void> {
+/**
+ * Appends the action an agent step proposed to the plan (`actions` holds what the agent ran),
+ * once per step; returns its index in `actions`.
+ */
+export async function appendAgenticAction(name: string, step: number, action: PlanAction): Promise<number> {
   await RemediationPlanModel.updateOne(
-    { name, agenticStepCount: { $lt: step } },
-    { $push: { actions: action }, $set: { agenticStepCount: step } },
+    { name, 'actions.agenticStep': { $ne: step } },
+    { $push: { actions: { ...action, agenticStep: step } } },
   );
+  const plan = await getPlan(name);
+  const index = plan?.actions.findIndex((a) => a.agenticStep === step) ?? -1;
+  if (index < 0) throw new Error(`the action of agent step ${step} of plan ${name} was not stored`);
+  return index;
 }
 
 export async function setAgenticStepCount(name: string, step: number): Promise<void> {

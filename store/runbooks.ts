@@ -17,6 +17,10 @@ export interface RunbookRecord extends RunbookSpec {
   totalExecutionMs: number;
   /** Absent until the runbook has run once. */
   lastUsed?: Date;
+  /** Proposed by Foghorn (from a successful agentic plan): never matched until an admin updates it. */
+  reviewPending?: boolean;
+  /** The plan it was proposed from. */
+  proposedBy?: string;
 }
 
 const RECORD_FIELDS = { _id: 0 } as const;
@@ -76,7 +80,9 @@ export function listRunbooks(filter: RunbookFilter, page: number, pageSize: numb
 
 /** Every runbook of a category, by name (the candidates for an incident's analysis and match). */
 export function runbooksInCategory(category: RunbookCategory): Promise<RunbookRecord[]> {
-  return RunbookModel.find({ category }, RECORD_FIELDS).sort({ name: 1 }).lean<RunbookRecord[]>();
+  return RunbookModel.find({ category, reviewPending: { $ne: true } }, RECORD_FIELDS)
+    .sort({ name: 1 })
+    .lean<RunbookRecord[]>();
 }
 
 export async function getRunbook(name: string): Promise<RunbookRecord | undefined> {
@@ -89,8 +95,12 @@ export type CreateRunbookResult =
   | { created: false; existing?: RunbookRecord };
 
 /** Creates a runbook from a validated spec; the unique name index settles concurrent creates. */
-export async function createRunbook(spec: RunbookSpec, now: Date = new Date()): Promise<CreateRunbookResult> {
-  const runbook: RunbookRecord = { ...spec, builtin: false, createdAt: now, updatedAt: now, ...NEW_STATS };
+export async function createRunbook(
+  spec: RunbookSpec,
+  now: Date = new Date(),
+  proposal?: { reviewPending: true; proposedBy: string },
+): Promise<CreateRunbookResult> {
+  const runbook: RunbookRecord = { ...spec, builtin: false, createdAt: now, updatedAt: now, ...NEW_STATS, ...proposal };
   try {
     await RunbookModel.create(runbook);
     return { created: true, runbook };
@@ -119,7 +129,8 @@ export async function updateRunbook(
   // One atomic read-modify: the `before` image is exactly what this write replaced.
   const before = await RunbookModel.findOneAndUpdate(
     { name },
-    { $set: { ...update, updatedAt: now } },
+    // An admin's update is the review of a proposed runbook: from now on it can match.
+    { $set: { ...update, updatedAt: now, reviewPending: false } },
     { returnDocument: 'before', projection: RECORD_FIELDS, lean: true },
   ).lean<RunbookRecord>();
   if (!before) return undefined;

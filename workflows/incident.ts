@@ -1,9 +1,13 @@
 import {
   ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowCancellationType,
   allHandlersFinished,
   condition,
   continueAsNew,
   executeChild,
+  getExternalWorkflowHandle,
+  isCancellation,
   patched,
   proxyActivities,
   setHandler,
@@ -12,18 +16,30 @@ import {
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
+import type { RemediationActivities } from '../activities/remediation';
 import type { IncidentState, Severity } from '../domain/incident';
-import { CONFLICT, INVALID, SNOOZE_MAX_MS, type CorrelatedSignal, type LiveState } from '../domain/incident-requests';
+import {
+  CONFLICT,
+  INVALID,
+  SNOOZE_MAX_MS,
+  SYSTEM_ACTOR,
+  type CorrelatedSignal,
+  type LiveState,
+} from '../domain/incident-requests';
+import { chooseStrategy, type Strategy } from '../domain/remediation';
+import type { PreparedPlan } from '../domain/remediation-plan';
 import { acknowledgeUpdate, correlateSignal, liveStateQuery, resolveUpdate, snoozeUpdate } from './incident-messages';
 import { postmortemWorkflow } from './postmortem';
-import { INCIDENT, INCIDENT_STATE, NAMESPACE, RESOURCE, SEVERITY } from './search-attributes';
+import { remediationWorkflow, type RemediationOutcome } from './remediation';
+import { signalJoinedSignal } from './remediation-messages';
+import { INCIDENT, INCIDENT_STATE, NAMESPACE, REMEDIATION_STATE, RESOURCE, SEVERITY } from './search-attributes';
 
 /**
  * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
  * MongoDB of any length delays the incident instead of failing it (the activities throw only
  * what a retry can fix).
  */
-const acts = proxyActivities<IncidentActivities>({
+const acts = proxyActivities<IncidentActivities & RemediationActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }, // unlimited attempts
 });
@@ -60,8 +76,9 @@ export interface IncidentWorkflowInput {
 
 /**
  * One incident's life (DESIGN §6), workflow id = incident name:
- * Detected → Analyzing → (runbook match) → [remediation seam] → Escalated, and Resolved by a person
- * or the alert source at any point. Acknowledge, snooze and resolve are updates whose validators
+ * Detected → Analyzing → (runbook match) → Remediating (one child workflow per attempt) →
+ * Resolved by `system` when a plan is verified, or Escalated when none is left; Resolved by a
+ * person or the alert source at any point. Acknowledge, snooze and resolve are updates whose validators
  * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
@@ -90,8 +107,16 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     publish();
   };
 
+  /** The plan running now: new signals are forwarded to it (they fail its verification). */
+  let activePlan: string | undefined;
   setHandler(liveStateQuery, () => live);
-  setHandler(correlateSignal, (signal) => void pending.push(signal));
+  setHandler(correlateSignal, (signal) => {
+    pending.push(signal);
+    if (activePlan)
+      getExternalWorkflowHandle(activePlan)
+        .signal(signalJoinedSignal, { signalType: signal.signalType, at: signal.at })
+        .catch(() => undefined); // the plan ended meanwhile: nothing to tell
+  });
 
   setHandler(
     acknowledgeUpdate,
@@ -191,27 +216,116 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     await moveTo('Analyzing');
     if (!resolved()) await analysis.analyzeIncident({ name });
     if (!resolved()) await acts.matchRunbook({ name });
-    // Remediation plugs in here: choose a strategy (matched runbook, generated runbook, agentic
-    // loop), run attempts with approvals, and resolve on success. Until that engine exists no
-    // strategy can run, so the incident goes to people.
-    if (!resolved()) {
-      await moveTo('Escalated', {
-        type: 'Escalation',
-        source: 'escalation-engine',
-        message: 'No automatic remediation strategy is available; escalated to on-call',
-      });
-      // Not awaited here: a slow chat system must not hold up a person's acknowledge or resolve.
-      notified = notify
-        .notifyHomeChannel({
-          incident: name,
-          event: 'escalation',
-          text: `${name} escalated to on-call: ${input.severity} incident on ${input.namespace}/${input.resource}, no automatic remediation available. Reply /ack ${name} to acknowledge.`,
-        })
-        .then(
-          () => undefined,
-          () => undefined, // out of tries: the delivery record keeps the error for `gateway status`
-        );
+    if (patched(REMEDIATION_ENGINE)) {
+      const escalation = await remediate();
+      if (escalation !== undefined) await escalate(escalation);
+    } else if (!resolved()) {
+      // Histories from before the remediation engine: no strategy could run, people were paged.
+      await escalate(
+        'No automatic remediation strategy is available; escalated to on-call',
+        'no automatic remediation available',
+      );
     }
+  }
+
+  /** Escalated (DESIGN §6): the on-call channel hears of it; people take over. */
+  async function escalate(message: string, why = message.replace(/; escalated to on-call$/, '')): Promise<void> {
+    if (resolved()) return;
+    await moveTo('Escalated', { type: 'Escalation', source: 'escalation-engine', message });
+    // Not awaited here: a slow chat system must not hold up a person's acknowledge or resolve.
+    notified = notify
+      .notifyHomeChannel({
+        incident: name,
+        event: 'escalation',
+        text: `${name} escalated to on-call: ${input.severity} incident on ${input.namespace}/${input.resource}, ${why.charAt(0).toLowerCase()}${why.slice(1)}. Reply /ack ${name} to acknowledge.`,
+      })
+      .then(
+        () => undefined,
+        () => undefined, // out of tries: the delivery record keeps the error for `gateway status`
+      );
+  }
+
+  /**
+   * The remediation engine (DESIGN §8): one child workflow per attempt, strategy by strategy,
+   * until one is verified (the incident is resolved by `system`) or none is left, the attempts
+   * are used up, or a person said no (the escalation message is returned). A resolve by a
+   * person cancels the running plan, which stops after its step in flight.
+   */
+  async function remediate(): Promise<string | undefined> {
+    if (resolved()) return undefined;
+    const options = await acts.remediationOptions({ name });
+    const tried: Strategy[] = [];
+    for (let attempt = 1; !resolved(); attempt++) {
+      if (attempt > options.maxAttempts)
+        return `${options.maxAttempts} remediation attempt(s) failed; escalated to on-call`;
+      const strategy = chooseStrategy(options, tried);
+      if (!strategy)
+        return attempt === 1
+          ? 'No automatic remediation strategy is available; escalated to on-call'
+          : `No remediation strategy left after ${attempt - 1} failed attempt(s); escalated to on-call`;
+      tried.push(strategy);
+      if (live.state !== 'Remediating') await moveTo('Remediating');
+      const plan = await CancellationScope.nonCancellable(() =>
+        acts.preparePlan({ name, attempt, strategy }),
+      );
+      if (resolved()) return undefined;
+      const outcome = await runPlan(plan);
+      if (resolved()) return undefined;
+      if (outcome.state === 'Completed') {
+        await resolveBySystem(plan, outcome);
+        return undefined;
+      }
+      if (outcome.approval)
+        return `Remediation plan ${plan.name} was not approved (${outcome.result}); escalated to on-call`;
+    }
+    return undefined;
+  }
+
+  /** The attempt's child workflow; cancelled (and awaited) when a person resolves meanwhile. */
+  async function runPlan(plan: PreparedPlan): Promise<RemediationOutcome> {
+    const scope = new CancellationScope();
+    activePlan = plan.name;
+    const child = scope.run(() =>
+      executeChild(remediationWorkflow, {
+        workflowId: plan.name,
+        args: [{ plan }],
+        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+        typedSearchAttributes: [
+          { key: REMEDIATION_STATE, value: 'Pending' },
+          { key: INCIDENT, value: name },
+          { key: NAMESPACE, value: input.namespace },
+          { key: RESOURCE, value: input.resource },
+        ],
+      }),
+    );
+    void condition(resolved).then(() => scope.cancel());
+    try {
+      return await child;
+    } catch (err) {
+      if (isCancellation(err) || resolved()) return { state: 'Failed', result: 'cancelled: the incident was resolved' };
+      // A plan that failed as a workflow (a bug, not a failed fix) counts as a failed attempt.
+      return { state: 'Failed', result: `plan workflow failed: ${(err as Error).message}` };
+    } finally {
+      activePlan = undefined;
+    }
+  }
+
+  /** A verified fix resolves the incident: resolver `system`, resolution naming the plan. */
+  async function resolveBySystem(plan: PreparedPlan, outcome: RemediationOutcome): Promise<void> {
+    if (resolved()) return;
+    const at = new Date().toISOString();
+    Object.assign(live, { state: 'Resolved', resolvedBy: SYSTEM_ACTOR.user, resolvedAt: at });
+    await acts.resolveIncident({
+      name,
+      request: {
+        resolution: `Remediated automatically by plan ${plan.name} (${plan.strategy}): ${outcome.result}`,
+        actor: SYSTEM_ACTOR,
+        atSource: false,
+        automatic: true,
+      },
+      at,
+    });
+    publish();
   }
 
   // Wait for a person (or the source) to resolve; keep history bounded while we wait.
@@ -239,3 +353,5 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
 }
 
 const RECORD_SIGNALS_AFTER_POSTMORTEM = 'record-signals-after-postmortem';
+/** Runs before this change escalated right after the runbook match; newer ones remediate first. */
+const REMEDIATION_ENGINE = 'remediation-engine';

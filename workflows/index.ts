@@ -7,3 +7,4 @@ export { reconcilerWorkflow } from './reconciler';
 export { clusterWatchWorkflow } from './cluster-watch';
 export { clusterHealthWorkflow } from './cluster-health';
 export { approvalWorkflow } from './approval';
+export { remediationWorkflow } from './remediation';

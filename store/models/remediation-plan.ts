@@ -12,6 +12,8 @@ const planActionSchema = new Schema(
     /** `ok`, `failed`, `undone`; absent until the step ran. */
     outcome: String,
     result: String,
+    /** The agent step that proposed it (agentic plans). */
+    agenticStep: Number,
   },
   { _id: false, minimize: false },
 );

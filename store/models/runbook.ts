@@ -46,6 +46,11 @@ const runbookSchema = new Schema(
     totalExecutionMs: { type: Number, required: true, default: 0 },
     /** Absent until the runbook has run once. */
     lastUsed: { type: Date },
+    /** Proposed from a successful agentic plan: not matched until an admin updates (reviews) it. */
+    reviewPending: { type: Boolean },
+    proposedBy: { type: String },
+    /** Go duration text; absent = FOGHORN_VERIFY_WINDOW. */
+    verificationWindow: { type: String },
   },
   { versionKey: false, minimize: false },
 );

@@ -14,7 +14,7 @@ const stepRunSchema = new Schema(
   {
     key: { type: String, required: true, unique: true },
     kind: { type: String, required: true, enum: STEP_RUN_KINDS },
-    /** sha256 of what the step asks for (domain stepFingerprint): a reused key must ask for the same. */
+    /** Fingerprint of what the step asks for (domain stepFingerprint): a reused key must ask for the same. */
     fingerprint: { type: String, required: true },
     /** `POST https://hooks.example.com/restart`, `script (120 bytes)`: never a query string or header. */
     target: { type: String, required: true },

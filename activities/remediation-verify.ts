@@ -1,0 +1,30 @@
+import { Context } from '@temporalio/activity';
+import type { TargetHealth, VerifyTargetInput } from '../domain/kube-health';
+import { createKubeVerifyActivities } from './kube-verify';
+
+const POLL_MS = 2_000;
+
+/**
+ * Waits, in real time, for a Deployment to be healthy again after a fix (domain/kube-health.ts):
+ * polls every 2 s for up to `timeoutMs` and answers the first healthy verdict, or the last one
+ * seen. Heartbeats each poll, so a dead worker is noticed and a cancelled wait (a new signal
+ * failed the verification first) stops at once.
+ */
+export function createRemediationVerifyActivities() {
+  const { kubeVerifyTarget } = createKubeVerifyActivities();
+  return {
+    async awaitTargetHealthy(input: VerifyTargetInput & { timeoutMs: number }): Promise<TargetHealth> {
+      const { timeoutMs, ...target } = input;
+      const ctx = Context.current();
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        ctx.heartbeat();
+        const health = await kubeVerifyTarget(target);
+        if (health.healthy || Date.now() + POLL_MS > deadline) return health;
+        await ctx.sleep(POLL_MS); // rejects when the activity is cancelled
+      }
+    },
+  };
+}
+
+export type RemediationVerifyActivities = ReturnType<typeof createRemediationVerifyActivities>;

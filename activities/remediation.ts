@@ -1,0 +1,586 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import type { Config } from '../domain/config';
+import { splitResource, type Severity } from '../domain/incident';
+import { KUBE_ERROR_TYPES, MAX_REPLICAS, type KubeTarget } from '../domain/kube-actions';
+import { formatMemory, formatCpu, memoryBytes, cpuMillis } from '../domain/quantity';
+import {
+  approvalNeed,
+  actionsFingerprint,
+  CIRCUIT_BREAKER_WINDOW_MS,
+  isKubeAction,
+  planRisk,
+  renderSteps,
+  stepsFromSuggestions,
+  strategyText,
+  templateVars,
+  type ApprovalNeed,
+  type PlanState,
+  type RemediationOptions,
+  type Strategy,
+} from '../domain/remediation';
+import type { KubeStepInput, PreparedPlan, ResolvedKubeStep } from '../domain/remediation-plan';
+import { matchRunbooks } from '../domain/runbook-match';
+import { parseDuration } from '../domain/duration';
+import type { ActionOf, RunbookAction } from '../domain/runbook';
+import { categoryForSignal } from '../domain/vocabulary';
+import { appendAudit } from '../store/audit';
+import { getCluster } from '../store/clusters';
+import { appendTimeline, getIncident, updateIncident, type IncidentRecord } from '../store/incidents';
+import { getInsightByIncident } from '../store/insights';
+import { allocateName } from '../store/names';
+import {
+  appendAgenticAction,
+  createPlanOnce,
+  getPlan,
+  planByKey,
+  recentRunbookFailures,
+  recordStepOutcome,
+  resolveStepOnce,
+  setAgenticStepCount,
+  updatePlan,
+  type PlanRecord,
+} from '../store/remediations';
+import { createRunbook, getRunbook, recordRunbookExecution, runbooksInCategory } from '../store/runbooks';
+import { kubeCall } from './kube-actions';
+import { kubeConfigFor } from './kube/client';
+
+async function mustGetIncident(name: string): Promise<IncidentRecord> {
+  const incident = await getIncident(name);
+  if (!incident) throw new Error(`incident ${name} does not exist`);
+  return incident;
+}
+async function mustGetPlan(name: string): Promise<PlanRecord> {
+  const plan = await getPlan(name);
+  if (!plan) throw new Error(`remediation plan ${name} does not exist`);
+  return plan;
+}
+
+const notApplicable = (message: string) => ApplicationFailure.nonRetryable(message, KUBE_ERROR_TYPES.notApplicable);
+
+/** The steps an insight suggests that make a remediation (at least one that changes something). */
+function generatedSteps(insight: { suggestedActions?: unknown[] } | undefined) {
+  const suggested = (insight?.suggestedActions ?? []) as { action: string; params: Record<string, unknown> }[];
+  const { steps } = stepsFromSuggestions(suggested);
+  return steps.some((s) => s.type !== 'Notify' && s.type !== 'Wait') ? steps : [];
+}
+
+/**
+ * The remediation engine's side effects (DESIGN §8): gathering the options, making a plan, the
+ * concrete inputs of its Kubernetes steps, its timeline, audit and end. Each is idempotent: keyed
+ * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
+ */
+export function createRemediationActivities(config: Config, llmConfigured: boolean) {
+  const settings = {
+    verifyWindowMs: config.FOGHORN_VERIFY_WINDOW,
+    approvalTtlMs: config.FOGHORN_APPROVAL_TTL,
+    riskThreshold: config.FOGHORN_APPROVAL_RISK_THRESHOLD,
+  };
+
+  /** The incident's runbook matches, usable strategies and the engine's settings. */
+  async function remediationOptions(input: { name: string }): Promise<RemediationOptions> {
+    const incident = await mustGetIncident(input.name);
+    const [cluster, candidates, insight] = await Promise.all([
+      getCluster(incident.cluster),
+      runbooksInCategory(categoryForSignal(incident.signalType)),
+      getInsightByIncident(incident.name),
+    ]);
+    const byName = new Map(candidates.map((r) => [r.name, r]));
+    const steps = generatedSteps(insight);
+    return {
+      maxAttempts: config.FOGHORN_MAX_ATTEMPTS,
+      clusterRegistered: cluster !== undefined,
+      deployment: splitResource(incident.resource).kind === 'Deployment',
+      runbooks: matchRunbooks(incident, candidates).map((m) => {
+        const r = byName.get(m.runbook)!;
+        return {
+          name: r.name,
+          tier: m.tier,
+          maxAttempts: r.maxAttempts,
+          usesKubernetes: r.steps.some((s) => isKubeAction(s.type)),
+        };
+      }),
+      ...(insight &&
+        steps.length > 0 && {
+          generated: {
+            insight: insight.name,
+            fingerprint: actionsFingerprint(steps),
+            usesKubernetes: steps.some((s) => isKubeAction(s.type)),
+          },
+        }),
+      llm: llmConfigured,
+    };
+  }
+
+  /**
+   * Makes attempt `attempt`'s plan once: its `RP-…` name, the steps with templates filled (or
+   * why it cannot start), its risk and whether a person must approve it; `RemediationStarted`.
+   */
+  async function preparePlan(input: { name: string; attempt: number; strategy: Strategy }): Promise<PreparedPlan> {
+    const incident = await mustGetIncident(input.name);
+    const key = `${incident.name}/attempt/${input.attempt}`;
+    const existing = await planByKey(key);
+    const plan = existing ?? (await makePlan(incident, key, input));
+    await updateIncident(incident.name, { remediationAttempts: input.attempt, lastUpdated: new Date() });
+    await appendTimeline(incident.name, [
+      {
+        key: `${plan.name}/started`,
+        event: {
+          timestamp: plan.startedAt,
+          type: 'RemediationStarted',
+          source: 'remediation-engine',
+          message: `Attempt ${plan.attempt}: plan ${plan.name}, ${plan.strategy}${plan.approvalRequired ? ' (approval required)' : ''}`,
+          details: {
+            plan: plan.name,
+            attempt: plan.attempt,
+            strategy: plan.strategy,
+            riskScore: plan.riskScore,
+            approvalRequired: plan.approvalRequired,
+            approvalReasons: plan.approvalReasons,
+            actions: plan.actions.map((a) => a.type),
+          },
+        },
+      },
+    ]);
+    return prepared(plan, incident);
+  }
+
+  async function makePlan(
+    incident: IncidentRecord,
+    key: string,
+    input: { attempt: number; strategy: Strategy },
+  ): Promise<PlanRecord> {
+    const { strategy } = input;
+    const insight = await getInsightByIncident(incident.name);
+    let steps: RunbookAction[] = [];
+    let runbook: { name: string; automated: boolean; approvalRequired: boolean; verifyWindowMs?: number } | undefined;
+    if (strategy.kind === 'runbook') {
+      const r = await getRunbook(strategy.runbook);
+      if (r) {
+        steps = r.steps;
+        runbook = {
+          name: r.name,
+          automated: r.automated,
+          approvalRequired: r.approvalRequired,
+          ...(r.verificationWindow && { verifyWindowMs: parseDuration(r.verificationWindow) }),
+        };
+      }
+    } else if (strategy.kind === 'generated') {
+      steps = generatedSteps(insight);
+    }
+    const vars = templateVars({
+      incident: incident.name,
+      cluster: incident.cluster,
+      namespace: incident.namespace,
+      resource: incident.resource,
+      severity: incident.severity,
+      signalType: incident.signalType,
+      labels: incident.labels ?? {},
+      insightParams: ((insight?.suggestedActions ?? []) as { params?: Record<string, unknown> }[]).map(
+        (a) => a.params ?? {},
+      ),
+    });
+    const rendered =
+      strategy.kind === 'runbook' && !runbook
+        ? { ok: false as const, problem: `runbook ${strategy.runbook} no longer exists; no step was run` }
+        : renderSteps(steps, vars);
+    const actions = rendered.ok ? rendered.actions : steps;
+    const risk = planRisk(incident.riskScore, actions);
+    const recentFailures = runbook
+      ? await recentRunbookFailures(runbook.name, new Date(Date.now() - CIRCUIT_BREAKER_WINDOW_MS))
+      : 0;
+    const need: ApprovalNeed =
+      strategy.kind === 'agentic'
+        ? { required: false, requiredRole: 'operator', reasons: [] } // each proposed action is gated instead
+        : approvalNeed({ risk, threshold: settings.riskThreshold, runbook, recentFailures });
+    const now = new Date();
+    return createPlanOnce({
+      name: await allocateName('RP', now),
+      key,
+      namespace: incident.namespace,
+      issueRef: incident.name,
+      cluster: incident.cluster,
+      attempt: input.attempt,
+      strategy: strategyText(strategy),
+      strategyKind: strategy.kind,
+      runbook: runbook?.name ?? '',
+      state: rendered.ok ? 'Pending' : 'Failed',
+      result: rendered.ok ? '' : rendered.problem,
+      agenticMode: strategy.kind === 'agentic',
+      agenticStepCount: 0,
+      actions,
+      riskScore: risk,
+      approvalRequired: need.required,
+      approvalReasons: need.reasons,
+      approval: '',
+      verifyWindowMs: runbook?.verifyWindowMs ?? settings.verifyWindowMs,
+      startedAt: now,
+      ...(!rendered.ok && { completedAt: now }),
+      creationTimestamp: now,
+    });
+  }
+
+  function prepared(plan: PlanRecord, incident: IncidentRecord): PreparedPlan {
+    const { kind, name } = splitResource(incident.resource);
+    return {
+      name: plan.name,
+      incident: incident.name,
+      namespace: incident.namespace,
+      cluster: incident.cluster,
+      resource: { kind, name },
+      attempt: plan.attempt,
+      strategy: plan.strategy,
+      agentic: plan.agenticMode,
+      runbook: plan.runbook,
+      actions: plan.actions.map(({ type, params, description }) => ({ type, params, description }) as RunbookAction),
+      ...(plan.state === 'Failed' && { problem: plan.result }),
+      riskScore: plan.riskScore,
+      incidentRisk: incident.riskScore,
+      approval: {
+        required: plan.approvalRequired,
+        reasons: plan.approvalReasons,
+        requiredRole: plan.riskScore >= 85 ? 'admin' : 'operator',
+      },
+      verifyWindowMs: plan.verifyWindowMs,
+      approvalTtlMs: settings.approvalTtlMs,
+      riskThreshold: settings.riskThreshold,
+    };
+  }
+
+  return {
+    remediationOptions,
+    preparePlan,
+
+    async setPlanState(input: { plan: string; state: PlanState; approval?: string }): Promise<void> {
+      await updatePlan(input.plan, { state: input.state, ...(input.approval && { approval: input.approval }) });
+    },
+
+    /**
+     * The concrete inputs of Kubernetes step `index`, chosen once and recorded in the plan: the
+     * target (the step's or the incident's), absolute replicas and limits from the values found.
+     * A retry, or the execution after an approval, uses exactly what was recorded.
+     */
+    async resolveKubeStep(input: { plan: string; index: number }): Promise<ResolvedKubeStep> {
+      const plan = await mustGetPlan(input.plan);
+      const action = plan.actions[input.index];
+      if (!action) throw notApplicable(`plan ${plan.name} has no step ${input.index + 1}`);
+      if (action.resolved) return action.resolved as ResolvedKubeStep;
+      const incident = await mustGetIncident(plan.issueRef);
+      const resolved = await resolveKubeAction(plan, input.index, action, incident);
+      return resolveStepOnce(plan.name, input.index, resolved);
+    },
+
+    /** One step done (or failed): the plan, `ActionExecuted`, and audit `remediation.execute` by system. */
+    async recordStep(input: {
+      plan: string;
+      index: number;
+      outcome: 'ok' | 'failed' | 'undone';
+      result: string;
+      params: Record<string, unknown>;
+      type: string;
+    }): Promise<void> {
+      const plan = await mustGetPlan(input.plan);
+      const at = new Date();
+      const undo = input.outcome === 'undone';
+      const stepNo = input.index + 1;
+      if (undo) await recordStepOutcome(plan.name, input.index, 'undone', input.result);
+      else await recordStepOutcome(plan.name, input.index, input.outcome, input.result);
+      const suffix = undo ? `undo/${input.index}` : `step/${input.index}`;
+      await appendTimeline(plan.issueRef, [
+        {
+          key: `${plan.name}/${suffix}`,
+          event: {
+            timestamp: at,
+            type: 'ActionExecuted',
+            source: 'remediation-engine',
+            message: `${plan.name} step ${stepNo} ${input.type}${undo ? ' undone' : input.outcome === 'ok' ? '' : ' failed'}: ${input.result}`,
+            details: {
+              plan: plan.name,
+              step: stepNo,
+              action: input.type,
+              params: input.params,
+              outcome: input.outcome,
+              result: input.result,
+              ...(undo && { undo: true }),
+            },
+          },
+        },
+      ]);
+      await appendAudit(
+        {
+          action: 'remediation.execute',
+          user: 'system',
+          role: 'system',
+          sourceIP: 'internal',
+          userAgent: 'foghorn',
+          resource: plan.issueRef,
+          resourceType: 'Incident',
+          namespace: plan.namespace,
+          details: {
+            plan: plan.name,
+            runbook: plan.runbook,
+            step: stepNo,
+            action: input.type,
+            params: input.params,
+            result: input.result,
+            outcome: input.outcome,
+          },
+        },
+        at,
+        `${plan.name}/audit/${suffix}`,
+      );
+    },
+
+    /** An agent's proposed action joins the plan's `actions` (once per step); its index there. */
+    async addAgenticAction(input: { plan: string; step: number; action: RunbookAction }): Promise<number> {
+      return appendAgenticAction(input.plan, input.step, input.action);
+    },
+
+    /** `AgenticStep` on the timeline, counted in `agenticStepCount`. */
+    async recordAgenticStep(input: {
+      plan: string;
+      step: number;
+      reasoning: string;
+      tool: string;
+      params: Record<string, unknown>;
+      observation: string;
+    }): Promise<void> {
+      const plan = await mustGetPlan(input.plan);
+      await setAgenticStepCount(plan.name, input.step);
+      await appendTimeline(plan.issueRef, [
+        {
+          key: `${plan.name}/agentic/${input.step}`,
+          event: {
+            timestamp: new Date(),
+            type: 'AgenticStep',
+            source: 'remediation-engine',
+            message: `${plan.name} agent step ${input.step}: ${input.tool}${input.reasoning ? ` (${input.reasoning.slice(0, 300)})` : ''}`,
+            details: {
+              plan: plan.name,
+              step: input.step,
+              reasoning: input.reasoning,
+              tool: input.tool,
+              params: input.params,
+              observation: input.observation,
+            },
+          },
+        },
+      ]);
+    },
+
+    /** What the agent is told about the incident. */
+    async agenticContext(input: { name: string }) {
+      const incident = await mustGetIncident(input.name);
+      const insight = await getInsightByIncident(incident.name);
+      return {
+        incident: {
+          name: incident.name,
+          namespace: incident.namespace,
+          cluster: incident.cluster,
+          resource: incident.resource,
+          signalType: incident.signalType,
+          severity: incident.severity as Severity,
+          description: incident.description,
+        },
+        insight: insight
+          ? { rootCause: insight.rootCause, analysis: insight.analysis, recommendations: insight.recommendations }
+          : null,
+      };
+    },
+
+    /** `Verification` on the timeline: what was checked and what was seen. */
+    async recordVerification(input: {
+      plan: string;
+      passed: boolean;
+      checked: string[];
+      seen: string[];
+      summary: string;
+    }): Promise<void> {
+      const plan = await mustGetPlan(input.plan);
+      await appendTimeline(plan.issueRef, [
+        {
+          key: `${plan.name}/verification`,
+          event: {
+            timestamp: new Date(),
+            type: 'Verification',
+            source: 'remediation-engine',
+            message: `${plan.name} verification ${input.passed ? 'passed' : 'failed'}: ${input.summary}`,
+            details: { plan: plan.name, passed: input.passed, checked: input.checked, seen: input.seen },
+          },
+        },
+      ]);
+    },
+
+    /** The plan's end: final state and result, `RemediationCompleted|Failed`, the runbook's statistics. */
+    async finishPlan(input: { plan: string; state: 'Completed' | 'Failed' | 'RolledBack'; result: string }): Promise<void> {
+      const before = await mustGetPlan(input.plan);
+      const at = new Date();
+      if (before.state !== 'Completed' && before.state !== 'Failed' && before.state !== 'RolledBack') {
+        await updatePlan(before.name, { state: input.state, result: input.result, completedAt: at });
+        if (before.runbook)
+          await recordRunbookExecution(before.runbook, {
+            success: input.state === 'Completed',
+            durationMs: at.getTime() - new Date(before.startedAt).getTime(),
+            at,
+          });
+      }
+      const plan = await mustGetPlan(input.plan);
+      const completed = plan.state === 'Completed';
+      await appendTimeline(plan.issueRef, [
+        {
+          key: `${plan.name}/finished`,
+          event: {
+            timestamp: plan.completedAt ?? at,
+            type: completed ? 'RemediationCompleted' : 'RemediationFailed',
+            source: 'remediation-engine',
+            message: `${plan.name} ${plan.state}: ${plan.result}`,
+            details: { plan: plan.name, state: plan.state, result: plan.result, attempt: plan.attempt },
+          },
+        },
+      ]);
+    },
+
+    /**
+     * A successful agentic plan, offered as a manual runbook that needs approval and waits for an
+     * admin's review: it never runs by itself.
+     */
+    async offerRunbook(input: { plan: string }): Promise<string | null> {
+      const plan = await mustGetPlan(input.plan);
+      const incident = await mustGetIncident(plan.issueRef);
+      const steps = plan.actions.map(({ type, params }) => ({ type, params }) as RunbookAction);
+      if (steps.length === 0) return null;
+      const name = `agentic-${plan.name.toLowerCase()}`;
+      await createRunbook(
+        {
+          name,
+          category: categoryForSignal(incident.signalType),
+          description: `Proposed from the successful agentic plan ${plan.name} for ${incident.name} (${incident.signalType} on ${incident.resource}). Review the steps before enabling it.`,
+          version: '0.1.0',
+          automated: false,
+          approvalRequired: true,
+          severity: [incident.severity as Severity],
+          targets: { signalTypes: [incident.signalType] as never, resourceKinds: [] },
+          steps,
+          maxAttempts: 1,
+        },
+        new Date(),
+        { reviewPending: true, proposedBy: plan.name },
+      );
+      return name;
+    },
+  };
+}
+
+export type RemediationActivities = ReturnType<typeof createRemediationActivities>;
+
+// ---------------------------------------------------------------------------------------------
+// Resolving a Kubernetes step to the inputs of the action activities
+// ---------------------------------------------------------------------------------------------
+
+async function resolveKubeAction(
+  plan: PlanRecord,
+  index: number,
+  action: RunbookAction,
+  incident: IncidentRecord,
+): Promise<ResolvedKubeStep> {
+  const { kind, name } = splitResource(incident.resource);
+  const key = `${plan.name}/${index}`;
+  const base = { cluster: plan.cluster, namespace: (action.params as { namespace?: string }).namespace ?? incident.namespace };
+  const kc = await kubeConfigFor(plan.cluster);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+
+  const deploymentOf = (params: { deployment?: string }) => {
+    const deployment = params.deployment ?? (kind === 'Deployment' ? name : undefined);
+    if (!deployment)
+      throw notApplicable(
+        `${action.type} needs a Deployment: the incident is about ${incident.resource} and the step names none`,
+      );
+    return deployment;
+  };
+  const readDeployment = (deployment: string) => {
+    const target: KubeTarget = { kind: 'Deployment', namespace: base.namespace, name: deployment, cluster: plan.cluster };
+    return kubeCall(target, (o) => apps.readNamespacedDeployment({ name: deployment, namespace: base.namespace }, o));
+  };
+  const revisionOf = (d: { metadata?: { annotations?: Record<string, string> } }) =>
+    Number(d.metadata?.annotations?.['deployment.kubernetes.io/revision'] ?? 0) || 0;
+
+  switch (action.type) {
+    case 'RestartDeployment': {
+      const deployment = deploymentOf(action.params);
+      const d = await readDeployment(deployment);
+      return { inputs: [{ action: 'RestartDeployment', input: { key, ...base, deployment } }], revisionBefore: revisionOf(d) };
+    }
+    case 'RollbackDeployment': {
+      const p = action.params as ActionOf<'RollbackDeployment'>['params'];
+      const deployment = deploymentOf(p);
+      const d = await readDeployment(deployment);
+      return {
+        inputs: [
+          {
+            action: 'RollbackDeployment',
+            input: { key, ...base, deployment, ...(p.toRevision !== undefined && { toRevision: p.toRevision }) },
+          },
+        ],
+        revisionBefore: revisionOf(d),
+      };
+    }
+    case 'ScaleDeployment': {
+      const p = action.params as ActionOf<'ScaleDeployment'>['params'];
+      const deployment = deploymentOf(p);
+      const d = await readDeployment(deployment);
+      const current = d.spec?.replicas ?? 1;
+      const ceiling = Math.min(p.maxReplicas ?? MAX_REPLICAS, MAX_REPLICAS);
+      const replicas = p.replicas ?? Math.max(0, Math.min(ceiling, current + (p.replicasDelta ?? 0)));
+      return { inputs: [{ action: 'ScaleDeployment', input: { key, ...base, deployment, replicas } }] };
+    }
+    case 'AdjustResources': {
+      const p = action.params as ActionOf<'AdjustResources'>['params'];
+      const deployment = deploymentOf(p);
+      const d = await readDeployment(deployment);
+      const containers = (d.spec?.template?.spec?.containers ?? []).filter(
+        (c) => p.container === undefined || c.name === p.container,
+      );
+      if (containers.length === 0)
+        throw notApplicable(`container ${p.container} not found in deployment ${base.namespace}/${deployment}`);
+      const inputs: KubeStepInput[] = containers.map((c) => {
+        const limits: { memory?: string; cpu?: string } = {};
+        const current = (c.resources?.limits ?? {}) as Record<string, string>;
+        if (p.memoryLimit) limits.memory = p.memoryLimit as string;
+        if (p.memoryLimitIncreasePercent !== undefined) {
+          if (!current.memory) throw notApplicable(`container ${c.name} has no memory limit to raise by a percentage`);
+          limits.memory = formatMemory(Math.ceil((memoryBytes(current.memory) * (100 + p.memoryLimitIncreasePercent)) / 100));
+        }
+        if (p.cpuLimit) limits.cpu = p.cpuLimit as string;
+        if (p.cpuLimitIncreasePercent !== undefined) {
+          if (!current.cpu) throw notApplicable(`container ${c.name} has no cpu limit to raise by a percentage`);
+          limits.cpu = formatCpu(Math.ceil((cpuMillis(current.cpu) * (100 + p.cpuLimitIncreasePercent)) / 100));
+        }
+        return {
+          action: 'AdjustResources',
+          input: { key: containers.length > 1 ? `${key}/${c.name}` : key, ...base, deployment, container: c.name, limits },
+        };
+      });
+      return { inputs, revisionBefore: revisionOf(d) };
+    }
+    case 'DeletePod': {
+      const p = action.params as ActionOf<'DeletePod'>['params'];
+      if (p.labelSelector) {
+        const target: KubeTarget = { kind: 'Pod', namespace: base.namespace, cluster: plan.cluster };
+        const pods = await kubeCall(target, (o) =>
+          core.listNamespacedPod({ namespace: base.namespace, labelSelector: p.labelSelector, limit: 50 }, o),
+        );
+        const names = pods.items.map((pod) => pod.metadata?.name ?? '').filter(Boolean);
+        if (names.length === 0) throw notApplicable(`no pod matches ${p.labelSelector} in namespace ${base.namespace}`);
+        return {
+          inputs: names.map((pod) => ({ action: 'DeletePod', input: { key: `${key}/${pod}`, ...base, pod } })),
+        };
+      }
+      const pod = (p.pod as string | undefined) ?? (kind === 'Pod' ? name : undefined);
+      if (!pod) throw notApplicable(`DeletePod needs a pod: the incident is about ${incident.resource} and the step names none`);
+      return { inputs: [{ action: 'DeletePod', input: { key, ...base, pod } }] };
+    }
+    default:
+      throw notApplicable(`${action.type} is not a Kubernetes action`);
+  }
+}

@@ -1,0 +1,127 @@
+import type {
+  AdjustResourcesInput,
+  AdjustResourcesResult,
+  DeletePodInput,
+  KubeActionType,
+  RestartDeploymentInput,
+  RollbackDeploymentInput,
+  RollbackDeploymentResult,
+  ScaleDeploymentInput,
+  ScaleDeploymentResult,
+} from './kube-actions';
+import type { UserRole } from './roles';
+import type { RunbookAction } from './runbook';
+
+/**
+ * A plan as the plan workflow runs it, and the pure parts of running it: what a Kubernetes
+ * step's result says in words, and how each step is undone from the values recorded before it.
+ */
+
+export interface PreparedPlan {
+  name: string;
+  incident: string;
+  namespace: string;
+  cluster: string;
+  resource: { kind: string; name: string };
+  attempt: number;
+  strategy: string;
+  agentic: boolean;
+  runbook: string;
+  /** The steps with their templates filled. */
+  actions: RunbookAction[];
+  /** Set when the plan cannot start (a missing template parameter): it is already Failed. */
+  problem?: string;
+  riskScore: number;
+  incidentRisk: number;
+  approval: { required: boolean; reasons: string[]; requiredRole: UserRole };
+  verifyWindowMs: number;
+  approvalTtlMs: number;
+  riskThreshold: number;
+}
+
+/** One call of a Kubernetes action activity. */
+export type KubeStepInput =
+  | { action: 'RestartDeployment'; input: RestartDeploymentInput }
+  | { action: 'ScaleDeployment'; input: ScaleDeploymentInput }
+  | { action: 'AdjustResources'; input: AdjustResourcesInput }
+  | { action: 'RollbackDeployment'; input: RollbackDeploymentInput }
+  | { action: 'DeletePod'; input: DeletePodInput };
+
+/** A Kubernetes step's concrete inputs, chosen once; `revisionBefore` is what undoing a rollout returns to. */
+export interface ResolvedKubeStep {
+  inputs: KubeStepInput[];
+  revisionBefore?: number;
+}
+
+/** The result of one action activity, as much as undoing and describing it needs. */
+export interface KubeStepResult {
+  action: KubeActionType;
+  target: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** `deployment shop/api: replicas 2 → 4` */
+export function describeKubeResult(r: KubeStepResult): string {
+  const b = r.before as Record<string, unknown>;
+  const a = r.after as Record<string, unknown>;
+  switch (r.action) {
+    case 'ScaleDeployment':
+      return `${r.target}: replicas ${b.replicas} → ${a.replicas}`;
+    case 'AdjustResources':
+      return `${r.target} container ${String(a.container)}: limits ${JSON.stringify(b.limits)} → ${JSON.stringify(a.limits)}`;
+    case 'RollbackDeployment':
+      return `${r.target}: revision ${b.revision} → template of revision ${a.revision}`;
+    case 'RestartDeployment':
+      return `${r.target}: rolling restart at ${String(a.restartedAt)}`;
+    case 'DeletePod':
+      return `${r.target}: deleted (was ${String(b.phase)} on ${String(b.node ?? 'no node')})`;
+  }
+}
+
+/**
+ * How to undo one executed Kubernetes call, from the state recorded before it (issue 10 §1):
+ * replicas before a scale, limits before an adjust, the revision before a rollout (restart or
+ * rollback). Null when it cannot be undone: a deleted pod, or a limit that did not exist before
+ * (a merge patch cannot remove it).
+ */
+export function undoInput(
+  step: KubeStepInput,
+  result: KubeStepResult,
+  revisionBefore: number | undefined,
+  key: string,
+): KubeStepInput | null {
+  const { cluster, namespace } = step.input;
+  switch (step.action) {
+    case 'ScaleDeployment':
+      return {
+        action: 'ScaleDeployment',
+        input: { key, cluster, namespace, deployment: step.input.deployment, replicas: (result as ScaleDeploymentResult).before.replicas },
+      };
+    case 'AdjustResources': {
+      const before = (result as AdjustResourcesResult).before;
+      const changed = step.input.limits ?? {};
+      const restore: { cpu?: string; memory?: string } = {};
+      for (const k of Object.keys(changed) as ('cpu' | 'memory')[]) {
+        if (before.limits[k] === undefined) return null;
+        restore[k] = before.limits[k];
+      }
+      return {
+        action: 'AdjustResources',
+        input: { key, cluster, namespace, deployment: step.input.deployment, container: step.input.container, limits: restore },
+      };
+    }
+    case 'RestartDeployment':
+    case 'RollbackDeployment': {
+      const revision =
+        step.action === 'RollbackDeployment' ? (result as RollbackDeploymentResult).before.revision : revisionBefore;
+      if (!revision) return null;
+      return {
+        action: 'RollbackDeployment',
+        input: { key, cluster, namespace, deployment: step.input.deployment, toRevision: revision },
+      };
+    }
+    case 'DeletePod':
+      return null;
+  }
+}

@@ -1,0 +1,516 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  condition,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { AgenticActivities } from '../activities/agentic';
+import type { ApprovalActivities } from '../activities/approvals';
+import type { CallbackActivities } from '../activities/callbacks';
+import type { createKubeActionActivities } from '../activities/kube-actions';
+import type { createKubePreviewActivities } from '../activities/kube-preview';
+import type { createKubeReadActivities } from '../activities/kube-reads';
+import type { RemediationActivities } from '../activities/remediation';
+import type { RemediationStepActivities } from '../activities/remediation-steps';
+import type { RemediationVerifyActivities } from '../activities/remediation-verify';
+import {
+  AGENTIC_ACTIVITY_OPTIONS,
+  AGENTIC_BUDGET_MS,
+  AGENTIC_MAX_STEPS,
+  clipObservation,
+  type AgenticDecision,
+  type AgenticStepRecord,
+} from '../domain/agentic';
+import type { ApprovalOutcome } from '../domain/approval-requests';
+import { formatDuration, parseDuration } from '../domain/duration';
+import { KUBE_ACTION_ACTIVITY_OPTIONS, KUBE_READ_ACTIVITY_OPTIONS } from '../domain/kube-actions';
+import { approvalNeed, isKubeAction, planRisk, type PlanState } from '../domain/remediation';
+import {
+  describeKubeResult,
+  undoInput,
+  type KubeStepInput,
+  type KubeStepResult,
+  type PreparedPlan,
+} from '../domain/remediation-plan';
+import { HTTP_STEP_ACTIVITY_OPTIONS, SCRIPT_STEP_ACTIVITY_OPTIONS } from '../domain/remediation-steps';
+import type { RunbookAction } from '../domain/runbook';
+import { approvalWorkflow } from './approval';
+import { signalJoinedSignal } from './remediation-messages';
+import { INCIDENT, NAMESPACE, REMEDIATION_STATE, RESOURCE } from './search-attributes';
+
+type KubeActionActivities = ReturnType<typeof createKubeActionActivities>;
+type KubeReadActivities = ReturnType<typeof createKubeReadActivities>;
+type KubePreviewActivities = ReturnType<typeof createKubePreviewActivities>;
+
+/** Plan bookkeeping in MongoDB: quick, idempotent, retried without a cap (an outage delays, never fails). */
+const acts = proxyActivities<RemediationActivities & ApprovalActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+/** Resolving a Kubernetes step reads the cluster: bounded like the reads, then the step fails. */
+const resolve = proxyActivities<RemediationActivities>(KUBE_READ_ACTIVITY_OPTIONS);
+/** Kubernetes writes: retried for 10 min, safe because each key is applied once (activities/kube-actions.ts). */
+const kube = proxyActivities<KubeActionActivities>(KUBE_ACTION_ACTIVITY_OPTIONS);
+/** The agent's reads and the approval previews: a few quick tries, then the caller goes on without them. */
+const reads = proxyActivities<KubeReadActivities & KubePreviewActivities>(KUBE_READ_ACTIVITY_OPTIONS);
+const http = proxyActivities<RemediationStepActivities>(HTTP_STEP_ACTIVITY_OPTIONS);
+const script = proxyActivities<RemediationStepActivities>(SCRIPT_STEP_ACTIVITY_OPTIONS);
+const agent = proxyActivities<AgenticActivities>(AGENTIC_ACTIVITY_OPTIONS);
+/**
+ * Waiting for the target to be healthy runs in real time for up to the verification window;
+ * heartbeats every poll, so a dead worker is noticed in 30 s and a cancelled wait stops at once.
+ */
+const verify = proxyActivities<RemediationVerifyActivities>({
+  startToCloseTimeout: '35m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+});
+/** Notify steps: the chat home channel, a few minutes of retries (a late notice is still worth it). */
+const notify = proxyActivities<CallbackActivities>({
+  startToCloseTimeout: '30s',
+  scheduleToCloseTimeout: '10m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
+export interface RemediationWorkflowInput {
+  plan: PreparedPlan;
+}
+
+export interface RemediationOutcome {
+  state: Extract<PlanState, 'Completed' | 'Failed' | 'RolledBack'>;
+  result: string;
+  /** Set when the plan waited for a person and did not get a yes. */
+  approval?: Exclude<ApprovalOutcome['status'], 'approved'>;
+  approvalName?: string;
+}
+
+/** A Kubernetes step that ran: how to describe and how to undo it. */
+interface Executed {
+  index: number;
+  type: string;
+  undo: KubeStepInput[];
+}
+
+/** The message of the failure an activity (or a child) ended with. */
+function failureText(err: unknown): string {
+  let e: unknown = err;
+  while ((e instanceof ActivityFailure || e instanceof ChildWorkflowFailure) && e.cause) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * One remediation attempt (DESIGN §8), workflow id = the plan's name `RP-…`: an approval when the
+ * plan needs one, then its steps one activity each (keyed by plan + step), then verification for
+ * the runbook's window, and the rollback of what can be undone when the fix did not hold.
+ * Cancelled (a person resolved the incident) it stops after the step in flight and records so.
+ */
+export async function remediationWorkflow({ plan }: RemediationWorkflowInput): Promise<RemediationOutcome> {
+  let state: PlanState = 'Pending';
+  let joined = 0;
+  let fixedAt = new Date().toISOString();
+  const executed: Executed[] = [];
+  const kubeTarget = plan.resource.kind === 'Deployment';
+
+  const publish = () =>
+    upsertSearchAttributes([
+      { key: REMEDIATION_STATE, value: state },
+      { key: INCIDENT, value: plan.incident },
+      { key: NAMESPACE, value: plan.namespace },
+      { key: RESOURCE, value: `${plan.resource.kind}/${plan.resource.name}` },
+    ]);
+  const moveTo = async (next: PlanState, approval?: string) => {
+    await acts.setPlanState({ plan: plan.name, state: next, ...(approval && { approval }) });
+    state = next;
+    publish();
+  };
+  const finish = async (end: RemediationOutcome['state'], result: string, extra: Partial<RemediationOutcome> = {}) => {
+    await CancellationScope.nonCancellable(() => acts.finishPlan({ plan: plan.name, state: end, result }));
+    state = end;
+    publish();
+    return { state: end, result, ...extra };
+  };
+  setHandler(signalJoinedSignal, () => void joined++);
+  publish();
+
+  if (plan.problem) return { state: 'Failed', result: plan.problem }; // recorded Failed when it was made
+
+  try {
+    if (plan.approval.required && !plan.agentic) {
+      const decision = await askApproval(plan.name, plan.actions, plan.approval, plan.riskScore);
+      if (decision.status !== 'approved')
+        return await finish('Failed', approvalText(decision, decision.name), {
+          approval: decision.status,
+          approvalName: decision.name,
+        });
+    }
+    await moveTo('Executing');
+
+    if (plan.agentic) {
+      const end = await agenticLoop();
+      if (end.kind === 'stop') return await finish(...(await failAndUndo(end.result)));
+      if (end.kind === 'approval')
+        return await finish('Failed', end.result, { approval: end.status, approvalName: end.approval });
+    } else {
+      for (const [index, action] of plan.actions.entries()) {
+        try {
+          await CancellationScope.nonCancellable(() => runStep(index, action));
+        } catch (err) {
+          if (isCancellation(err)) throw err;
+          return await finish(...(await failAndUndo(`step ${index + 1} ${action.type} failed: ${failureText(err)}`)));
+        }
+      }
+    }
+
+    await moveTo('Verifying');
+    const verdict = await verification();
+    await acts.recordVerification({ plan: plan.name, ...verdict });
+    if (verdict.passed) {
+      if (plan.agentic) await acts.offerRunbook({ plan: plan.name });
+      return await finish('Completed', `verified: ${verdict.summary}`);
+    }
+    return await finish(...(await failAndUndo(`verification failed: ${verdict.summary}`)));
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    return await finish(
+      'Failed',
+      `cancelled in state ${state}: the incident was resolved while the plan ran (no further step ran; ${executed.length} step(s) stayed applied)`,
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /** Asks for (and waits on) an approval; the previews show what each Kubernetes step changes. */
+  async function askApproval(
+    key: string,
+    actions: RunbookAction[],
+    need: PreparedPlan['approval'],
+    risk: number,
+    indexes: number[] = actions.map((_, i) => i),
+  ): Promise<ApprovalOutcome & { name: string }> {
+    const previews = [];
+    for (const [n, action] of actions.entries()) {
+      const index = indexes[n];
+      if (!isKubeAction(action.type)) continue;
+      try {
+        const resolved = await resolve.resolveKubeStep({ plan: plan.name, index });
+        for (const step of resolved.inputs) {
+          const { key: _key, ...input } = step.input;
+          const preview = await reads.kubePreviewAction({ action: step.action, ...input } as never);
+          previews.push({ step: index + 1, action: step.action, ...preview });
+        }
+      } catch (err) {
+        previews.push({
+          step: index + 1,
+          action: action.type,
+          target: '',
+          summary: 'no preview',
+          diff: '',
+          dryRun: false,
+          error: failureText(err),
+        });
+      }
+    }
+    const request = await acts.requestApproval({
+      key,
+      incident: plan.incident,
+      namespace: plan.namespace,
+      plan: plan.name,
+      action: actions.map((a) => describeAction(a)).join(', then '),
+      riskScore: risk,
+      requiredRole: need.requiredRole,
+      runbook: plan.runbook,
+      reasons: need.reasons,
+      previews,
+      ttlMs: plan.approvalTtlMs,
+    });
+    await acts.setPlanState({ plan: plan.name, state: 'Pending', approval: request.name });
+    const outcome = await executeChild(approvalWorkflow, {
+      workflowId: request.name,
+      args: [
+        {
+          name: request.name,
+          incident: plan.incident,
+          namespace: plan.namespace,
+          plan: plan.name,
+          requiredRole: need.requiredRole,
+          ttlMs: plan.approvalTtlMs,
+        },
+      ],
+    });
+    return { ...outcome, name: request.name };
+  }
+
+  /** Runs step `index`, writes `ActionExecuted` + audit; throws when the step failed. */
+  async function runStep(index: number, action: RunbookAction): Promise<string> {
+    const key = `${plan.name}/${index}`;
+    const params = action.params as Record<string, unknown>;
+    let result: string;
+    try {
+      result = await execute(index, action, key);
+    } catch (err) {
+      await acts.recordStep({ plan: plan.name, index, outcome: 'failed', result: failureText(err), params, type: action.type });
+      throw err;
+    }
+    await acts.recordStep({ plan: plan.name, index, outcome: 'ok', result, params, type: action.type });
+    return result;
+  }
+
+  async function execute(index: number, action: RunbookAction, key: string): Promise<string> {
+    if (isKubeAction(action.type)) {
+      const resolved = await resolve.resolveKubeStep({ plan: plan.name, index });
+      const lines: string[] = [];
+      const undo: KubeStepInput[] = [];
+      for (const [n, step] of resolved.inputs.entries()) {
+        const r = await runKube(step);
+        lines.push(describeKubeResult(r));
+        const back = undoInput(step, r, resolved.revisionBefore, `${plan.name}/undo/${index}/${n}`);
+        if (back) undo.push(back);
+      }
+      executed.push({ index, type: action.type, undo });
+      fixedAt = new Date().toISOString();
+      return lines.join('; ');
+    }
+    switch (action.type) {
+      case 'Wait':
+        await CancellationScope.cancellable(() => sleep(parseDuration(action.params.duration)));
+        return `waited ${action.params.duration}`;
+      case 'Notify': {
+        const sent = await notify.notifyHomeChannel({
+          incident: plan.incident,
+          event: `${plan.name}.${index}`,
+          text: `${plan.incident} (${plan.name}): ${action.params.message}`,
+        });
+        const via = action.params.channel === 'chat' ? '' : ` (asked for ${action.params.channel}; sent to the chat home channel)`;
+        return sent === 'skipped' ? 'no chat home channel configured; message recorded here only' : `chat home channel: ${sent}${via}`;
+      }
+      case 'HttpRequest': {
+        const p = action.params;
+        const r = await http.runHttpStep({
+          key,
+          method: p.method,
+          url: p.url as string,
+          ...(p.headers && { headers: p.headers }),
+          ...(p.body !== undefined && { body: p.body }),
+          ...(p.expectStatus !== undefined && { expectStatus: p.expectStatus }),
+        });
+        if (!r.ok) throw ApplicationFailure.nonRetryable(`${p.method} answered ${r.status}${p.expectStatus ? ` (expected ${p.expectStatus})` : ''}`);
+        return `${p.method} answered ${r.status} in ${r.durationMs} ms`;
+      }
+      case 'RunScript': {
+        const p = action.params;
+        const r = await script.runScriptStep({ key, script: p.script, ...(p.timeout && { timeoutMs: parseDuration(p.timeout) }) });
+        if (r.exitCode !== 0)
+          throw ApplicationFailure.nonRetryable(
+            `script ${r.timedOut ? 'timed out' : `exited ${r.exitCode}`}: ${r.output.slice(-300)}`,
+          );
+        return `script exited 0 in ${r.durationMs} ms${r.output ? `: ${r.output.slice(-300)}` : ''}`;
+      }
+      default:
+        throw ApplicationFailure.nonRetryable(`${action.type} cannot run here`);
+    }
+  }
+
+  async function runKube(step: KubeStepInput): Promise<KubeStepResult> {
+    switch (step.action) {
+      case 'RestartDeployment':
+        return kube.kubeRestartDeployment(step.input);
+      case 'ScaleDeployment':
+        return kube.kubeScaleDeployment(step.input);
+      case 'AdjustResources':
+        return kube.kubeAdjustResources(step.input);
+      case 'RollbackDeployment':
+        return kube.kubeRollbackDeployment(step.input);
+      case 'DeletePod':
+        return kube.kubeDeletePod(step.input);
+    }
+  }
+
+  /** Undoes what can be undone, newest first; the plan's end state and result. */
+  async function failAndUndo(reason: string): Promise<['Failed' | 'RolledBack', string]> {
+    return CancellationScope.nonCancellable(async () => {
+      let undone = 0;
+      const problems: string[] = [];
+      for (const step of [...executed].reverse()) {
+        if (step.undo.length === 0) continue;
+        const lines: string[] = [];
+        try {
+          for (const back of step.undo) lines.push(describeKubeResult(await runKube(back)));
+          undone++;
+          await acts.recordStep({
+            plan: plan.name,
+            index: step.index,
+            outcome: 'undone',
+            result: lines.join('; '),
+            params: {},
+            type: step.type,
+          });
+        } catch (err) {
+          problems.push(`step ${step.index + 1} ${step.type} could not be undone: ${failureText(err)}`);
+        }
+      }
+      const rolledBack = undone > 0 && problems.length === 0;
+      const tail = undone > 0 ? `; rolled back ${undone} step(s)` : executed.length > 0 ? '; nothing could be undone' : '';
+      return [rolledBack ? 'RolledBack' : 'Failed', `${reason}${tail}${problems.length ? `; ${problems.join('; ')}` : ''}`];
+    });
+  }
+
+  /**
+   * Passes when the target is healthy again and no new firing signal joined during the window.
+   * The health wait runs in real time (an activity); the rest of the window is a durable timer.
+   */
+  async function verification(): Promise<{ passed: boolean; checked: string[]; seen: string[]; summary: string }> {
+    const windowMs = plan.verifyWindowMs;
+    const window = formatDuration(windowMs);
+    const before = joined;
+    const newSignal = () => joined > before;
+    const started = Date.now();
+    const signalText = `no new firing signal joined ${plan.incident} during the ${window} window`;
+    if (!(kubeTarget && executed.length > 0)) {
+      const failed = await condition(newSignal, windowMs);
+      return {
+        passed: !failed,
+        checked: [signalText],
+        seen: [failed ? 'a new firing signal joined the incident' : 'no new signal'],
+        summary: failed
+          ? `a new firing signal joined the incident within ${window}`
+          : `no new firing signal within ${window} (the resource is in no registered cluster or was not changed: only signals were checked)`,
+      };
+    }
+    const target = { cluster: plan.cluster, namespace: plan.namespace, deployment: plan.resource.name, since: fixedAt };
+    const scope = new CancellationScope();
+    const health = scope.run(() => verify.awaitTargetHealthy({ ...target, timeoutMs: windowMs }));
+    const first = await Promise.race([health, condition(newSignal).then(() => null)]);
+    if (first === null) {
+      scope.cancel();
+      await health.catch(() => undefined);
+      return {
+        passed: false,
+        checked: [signalText],
+        seen: ['a new firing signal joined the incident'],
+        summary: `a new firing signal joined the incident before deployment ${plan.namespace}/${plan.resource.name} was healthy`,
+      };
+    }
+    if (!first.healthy) return { passed: false, checked: [...first.checked, signalText], seen: first.seen, summary: first.summary };
+    const rest = windowMs - (Date.now() - started);
+    if (rest > 0 && (await condition(newSignal, rest)))
+      return {
+        passed: false,
+        checked: [...first.checked, signalText],
+        seen: [...first.seen, 'a new firing signal joined the incident'],
+        summary: `healthy at first, but a new firing signal joined the incident within ${window}`,
+      };
+    const last = await verify.awaitTargetHealthy({ ...target, timeoutMs: 0 });
+    return {
+      passed: last.healthy,
+      checked: [...last.checked, signalText],
+      seen: [...last.seen, 'no new signal'],
+      summary: last.healthy ? `${last.summary}; no new firing signal within ${window}` : `relapsed: ${last.summary}`,
+    };
+  }
+
+  type LoopEnd =
+    | { kind: 'fixed' }
+    | { kind: 'stop'; result: string }
+    | { kind: 'approval'; status: 'rejected' | 'expired'; approval: string; result: string };
+
+  /** Observe → decide → act, at most 10 steps and 10 minutes; every action passes the approval gate. */
+  async function agenticLoop(): Promise<LoopEnd> {
+    const context = await acts.agenticContext({ name: plan.incident });
+    const steps: AgenticStepRecord[] = [];
+    const started = Date.now();
+    for (let n = 1; n <= AGENTIC_MAX_STEPS; n++) {
+      if (Date.now() - started > AGENTIC_BUDGET_MS)
+        return { kind: 'stop', result: `the agent used its ${formatDuration(AGENTIC_BUDGET_MS)} budget without a verdict` };
+      let decision: AgenticDecision;
+      try {
+        decision = await agent.agenticDecide({ ...context, steps, stepNumber: n, maxSteps: AGENTIC_MAX_STEPS });
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        return { kind: 'stop', result: `the model failed at step ${n}: ${failureText(err)}` };
+      }
+      const record = async (tool: string, params: Record<string, unknown>, observation: string) => {
+        const step = { step: n, reasoning: decision.reasoning, tool, params, observation };
+        await acts.recordAgenticStep({ plan: plan.name, ...step });
+        steps.push(step);
+      };
+      if (decision.kind === 'verdict') {
+        await record('finish', { verdict: decision.verdict }, decision.summary);
+        if (decision.verdict === 'fixed') return { kind: 'fixed' };
+        return { kind: 'stop', result: `the agent gave up at step ${n}: ${decision.summary}` };
+      }
+      if (decision.kind === 'read') {
+        let observation: string;
+        try {
+          observation = clipObservation(await agentRead(decision));
+        } catch (err) {
+          if (isCancellation(err)) throw err;
+          observation = `read failed: ${failureText(err)}`;
+        }
+        await record(decision.tool, decision.params as Record<string, unknown>, observation);
+        continue;
+      }
+      const action = { type: decision.action, params: decision.params } as RunbookAction;
+      const index = await acts.addAgenticAction({ plan: plan.name, step: n, action });
+      const risk = planRisk(plan.incidentRisk, [action]);
+      const need = approvalNeed({ risk, threshold: plan.riskThreshold });
+      if (need.required) {
+        const decided = await askApproval(`${plan.name}/${n}`, [action], need, risk, [index]);
+        if (decided.status !== 'approved')
+          return { kind: 'approval', status: decided.status, approval: decided.name, result: approvalText(decided, decided.name) };
+        await moveTo('Executing');
+      }
+      let observation: string;
+      try {
+        observation = await CancellationScope.nonCancellable(() => runStep(index, action));
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        observation = `action failed: ${failureText(err)}`;
+      }
+      await record(decision.action, decision.params, observation);
+    }
+    return { kind: 'stop', result: `the agent used its ${AGENTIC_MAX_STEPS} steps without a verdict` };
+  }
+
+  async function agentRead(d: Extract<AgenticDecision, { kind: 'read' }>): Promise<unknown> {
+    const where = { cluster: plan.cluster, namespace: plan.namespace };
+    switch (d.tool) {
+      case 'get_resource':
+        return reads.kubeGetResource({
+          cluster: plan.cluster,
+          kind: d.params.kind,
+          name: d.params.name,
+          ...(d.params.kind !== 'Node' && { namespace: plan.namespace }),
+        });
+      case 'list_pods':
+        return reads.kubeListPods({ ...where, kind: 'Deployment', name: plan.resource.name });
+      case 'recent_events':
+        return reads.kubeRecentEvents({
+          cluster: plan.cluster,
+          kind: d.params.kind,
+          name: d.params.name,
+          ...(d.params.kind !== 'Node' && { namespace: plan.namespace }),
+        });
+      case 'log_tail':
+        return reads.kubeLogTail({ ...where, ...d.params });
+    }
+  }
+}
+
+/** `Approval APR-… rejected by bob: not now` / `expired: no decision within 30m`. */
+function approvalText(outcome: ApprovalOutcome, name: string): string {
+  if (outcome.status === 'expired') return `approval ${name} expired: ${outcome.reason ?? 'no decision in time'}`;
+  return `approval ${name} ${outcome.status} by ${outcome.decidedBy}${outcome.comment ? `: ${outcome.comment}` : ''}`;
+}
+
+/** `ScaleDeployment {"replicas":3}` for the approval's `action` text. */
+function describeAction(a: RunbookAction): string {
+  const params = JSON.stringify(a.params);
+  return params === '{}' ? a.type : `${a.type} ${params}`;
+}
