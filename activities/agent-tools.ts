@@ -24,6 +24,7 @@ import type { Actor } from '../domain/incident-requests';
 import { formatAdapterStatuses } from '../domain/gateway-status';
 import { ACTIVE_STATES } from '../domain/incident';
 import { roleAtLeast, type UserRole } from '../domain/roles';
+import { decideApproval } from '../operations/approvals';
 import {
   acknowledgeIncident,
   findIncident,
@@ -60,6 +61,9 @@ const WRITES: Partial<Record<ToolName, { role: UserRole; what: string }>> = {
   acknowledge_incident: { role: 'operator', what: 'acknowledge incidents' },
   snooze_incident: { role: 'operator', what: 'snooze incidents' },
   resolve_incident: { role: 'operator', what: 'resolve incidents' },
+  // An approval needing admin is refused by its workflow (the gateway role is the chat user's role).
+  approve_approval: { role: 'operator', what: 'approve remediations' },
+  reject_approval: { role: 'operator', what: 'reject remediations' },
   // Arbitrary code on the worker host, even sandboxed (docs/decisions.md): never for viewers.
   run_shell: { role: 'operator', what: 'run shell commands' },
 };
@@ -154,6 +158,22 @@ export function createAgentToolActivities(deps: AgentToolDeps) {
         };
       }
       return { text: formatPostmortem(pm) };
+    },
+
+    async approve_approval({ name, comment }, caller) {
+      const who = actor(caller);
+      const after = await decideApproval(ops, name, { decision: 'approve', ...(comment && { comment }), actor: who });
+      return { text: `Approved ${after.name} (by ${who.user}): plan ${after.plan} of ${after.incident} may proceed.` };
+    },
+
+    async reject_approval({ name, reason }, caller) {
+      const who = actor(caller);
+      const after = await decideApproval(ops, name, {
+        decision: 'reject',
+        ...(reason && { comment: reason }),
+        actor: who,
+      });
+      return { text: `Rejected ${after.name} (by ${who.user}): plan ${after.plan} of ${after.incident} will not run.` };
     },
 
     mttr_summary: (args) => mttr.mttrSummary(args),

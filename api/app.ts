@@ -15,12 +15,14 @@ import { finishDocument, mountRoutes, registerOpenApi, route, ROUTER_OPTIONS, ty
 import type { SignalType } from '../domain/incident';
 import type { IncidentOps } from '../operations/incidents';
 import { alertRoutes } from './routes/alerts';
+import { approvalRoutes } from './routes/approvals';
 import { auditRoutes } from './routes/audit';
 import { clusterRoutes } from './routes/clusters';
 import { incidentRoutes } from './routes/incidents';
 import { insightRoutes } from './routes/insights';
 import { healthRoutes } from './routes/health';
 import { postmortemRoutes } from './routes/postmortems';
+import { remediationRoutes } from './routes/remediations';
 import { runbookRoutes } from './routes/runbooks';
 import { tokenRoutes } from './routes/tokens';
 
@@ -67,6 +69,8 @@ export function createApp(options: AppOptions): express.Express {
     ...incidentRoutes(options.basePath, ops),
     ...alertRoutes(ops, options.alertnameMap),
     ...insightRoutes(),
+    ...remediationRoutes(),
+    ...approvalRoutes(ops),
     ...postmortemRoutes(),
     ...clusterRoutes(options.basePath, ops),
   ];

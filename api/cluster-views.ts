@@ -32,7 +32,10 @@ export const clusterDetailSchema = z.object({
     nodeCount: z.number().int(),
     namespaceCount: z.number().int(),
     activeIssues: z.number().int().describe('open incidents of the cluster'),
-    activeRemediations: z.number().int().describe('open incidents of the cluster in state Remediating'),
+    activeRemediations: z
+      .number()
+      .int()
+      .describe('remediation plans of the cluster in flight (Pending, Executing, Verifying)'),
     resourceUsage: resourceUsageSchema,
   }),
 });

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { formatDuration } from '../domain/duration';
 import { incidentStateSchema, splitResource, TIMELINE_TYPES, type TimelineEvent } from '../domain/incident';
+import { FINAL_PLAN_STATES, planStateSchema } from '../domain/remediation';
 import { severitySchema, signalTypeSchema } from '../domain/vocabulary';
 import { API_VERSION, listSchema } from '../domain/schemas';
 import type { IncidentRecord } from '../store/incidents';
+import type { PlanRecord } from '../store/remediations';
 
 /** JSON shapes of incidents and insights, field for field as the spec names them. */
 export const iso = (d?: Date | null) => (d ? new Date(d).toISOString() : undefined);
@@ -29,7 +31,15 @@ export function incidentListItem(i: IncidentRecord, now = new Date()) {
   };
 }
 
-export function incidentDetail(i: IncidentRecord, timelineCount: number) {
+/** The plan still in flight among an incident's plans (oldest first): the latest one not final. */
+function activePlan(plans: readonly PlanRecord[]) {
+  const p = [...plans].reverse().find((plan) => !FINAL_PLAN_STATES.includes(plan.state));
+  return p && { name: p.name, state: p.state, strategy: p.strategy, attempt: p.attempt };
+}
+
+/** `plans`: the incident's remediation plans (store/remediations.ts plansOfIncident). */
+export function incidentDetail(i: IncidentRecord, timelineCount: number, plans: readonly PlanRecord[] = []) {
+  const active = activePlan(plans);
   return {
     apiVersion: API_VERSION,
     kind: 'Incident',
@@ -55,6 +65,8 @@ export function incidentDetail(i: IncidentRecord, timelineCount: number) {
       lastUpdated: iso(i.lastUpdated),
       timelineCount,
       correlatedSignals: i.correlatedSignals.length,
+      remediationAttempts: i.remediationAttempts ?? 0,
+      ...(active && { activePlan: active }),
       ...(i.snoozeUntil && { snoozed: i.snoozed, snoozeUntil: iso(i.snoozeUntil) }),
       ...(i.escalatedAt && { escalatedAt: iso(i.escalatedAt) }),
       ...(i.resolvedAt && { resolvedAt: iso(i.resolvedAt), resolution: i.resolution }),
@@ -207,6 +219,11 @@ export const incidentDetailSchema = z.object({
     lastUpdated: timestamp,
     timelineCount: z.number().int(),
     correlatedSignals: z.number().int(),
+    remediationAttempts: z.number().int().describe('remediation plans started for this incident'),
+    activePlan: z
+      .object({ name: z.string(), state: planStateSchema, strategy: z.string(), attempt: z.number().int() })
+      .optional()
+      .describe('the remediation plan in flight (Pending, Executing, Verifying); absent when none is'),
     snoozed: z.boolean().optional(),
     snoozeUntil: timestamp.optional(),
     escalatedAt: timestamp.optional(),

@@ -15,6 +15,8 @@ export const toolArgs = {
     .strict(),
   resolve_incident: z.object({ name: z.string().min(1), resolution: z.string().optional() }).strict(),
   show_postmortem: z.object({ name: z.string().min(1) }).strict(),
+  approve_approval: z.object({ name: z.string().min(1), comment: z.string().max(2000).optional() }).strict(),
+  reject_approval: z.object({ name: z.string().min(1), reason: z.string().max(2000).optional() }).strict(),
   mttr_summary: z.object({ period: z.string().optional() }).strict(),
   gateway_status: z.object({}).strict(),
   run_shell: z.object({ command: z.string().min(1) }).strict(),
@@ -30,6 +32,10 @@ export const TOOL_DESCRIPTIONS: Record<ToolName, string> = {
   snooze_incident: 'Snooze notifications of an incident for a Go duration such as 30m or 2h (max 24h).',
   resolve_incident: 'Resolve an incident, with an optional resolution text.',
   show_postmortem: 'Show the postmortem of an incident (incident name or PM-... name).',
+  approve_approval:
+    'Approve a pending remediation approval by name (e.g. APR-20260101-001) so its plan runs. Optional comment. Only when the user asks to approve.',
+  reject_approval:
+    'Reject a pending remediation approval by name (e.g. APR-20260101-001) so its plan does not run. Optional reason. Only when the user asks to reject.',
   mttr_summary: 'Mean time to resolve over a period such as 7d or 30d (default 30d), with a PNG trend chart.',
   gateway_status: 'List the chat gateway adapters: address, path, callback host, secret set, queue depth, last error.',
   run_shell: 'Run a shell command on the Foghorn worker host and return its output (timeout and output cap apply).',

@@ -22,9 +22,9 @@ function firstWord(args: string): [string, string] {
   return m ? [normaliseName(m[1]!), m[2]!.trim()] : ['', ''];
 }
 
-/** Incident and postmortem names are upper case; chat users type `inc-…` too. */
+/** Incident, postmortem and approval names are upper case; chat users type `inc-…` too. */
 function normaliseName(word: string): string {
-  return /^(inc|pm)-\d{8}-\d+$/i.test(word) ? word.toUpperCase() : word;
+  return /^(inc|pm|apr)-\d{8}-\d+$/i.test(word) ? word.toUpperCase() : word;
 }
 
 /** Exactly one word (a name, a period) or nothing. */
@@ -86,6 +86,24 @@ const COMMANDS: Record<string, CommandSpec> = {
       return { tool: 'resolve_incident', args: { name, ...(resolution && { resolution }) } };
     },
   },
+  approve: {
+    usage: '/approve NAME [comment]',
+    about: 'approve a pending remediation approval (APR-…): its plan runs',
+    parse: (args) => {
+      const [name, comment] = firstWord(args);
+      if (!name) return undefined;
+      return { tool: 'approve_approval', args: { name, ...(comment && { comment }) } };
+    },
+  },
+  reject: {
+    usage: '/reject NAME [reason]',
+    about: 'reject a pending remediation approval: its plan does not run',
+    parse: (args) => {
+      const [name, reason] = firstWord(args);
+      if (!name) return undefined;
+      return { tool: 'reject_approval', args: { name, ...(reason && { reason }) } };
+    },
+  },
   postmortem: {
     usage: '/postmortem NAME',
     about: 'the postmortem of an incident (INC-… or PM-… name)',
@@ -121,7 +139,7 @@ const COMMANDS: Record<string, CommandSpec> = {
 export const HELP_TEXT = [
   'Commands:',
   ...Object.values(COMMANDS).map((c) => `${c.usage} — ${c.about}`),
-  'Names look like INC-20260101-001; durations like 30m or 2h30m.',
+  'Names look like INC-20260101-001 or APR-20260101-001; durations like 30m or 2h30m.',
 ].join('\n');
 
 /** Parses one chat message. */

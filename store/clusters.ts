@@ -3,6 +3,7 @@ import { ACTIVE_STATES } from '../domain/incident';
 import { isDuplicateKey } from './connection';
 import { ClusterModel, IncidentModel } from './models';
 import { findPage } from './pagination';
+import { activePlansByCluster } from './remediations';
 
 /** What the health activity last saw (resource figures are Kubernetes quantity strings). */
 export interface ClusterStatusRecord {
@@ -99,22 +100,23 @@ export async function updateClusterStatus(name: string, status: Partial<ClusterS
   return res.matchedCount > 0;
 }
 
-/**
- * Open incidents per cluster. Remediations have no collection of their own yet (they run
- * inside incident workflows), so activeRemediations counts open incidents in `Remediating`.
- */
+/** Open incidents and remediation plans in flight (Pending, Executing, Verifying) per cluster. */
 async function countsFor(names: string[]): Promise<Map<string, { issues: number; remediations: number }>> {
   const counts = new Map(names.map((n) => [n, { issues: 0, remediations: 0 }]));
   if (names.length === 0) return counts;
-  const open = await IncidentModel.find(
-    { cluster: { $in: names }, state: { $in: ACTIVE_STATES } },
-    { _id: 0, cluster: 1, state: 1 },
-  ).lean<{ cluster: string; state: string }[]>();
-  for (const { cluster, state } of open) {
+  const [open, plans] = await Promise.all([
+    IncidentModel.find({ cluster: { $in: names }, state: { $in: ACTIVE_STATES } }, { _id: 0, cluster: 1 }).lean<
+      { cluster: string }[]
+    >(),
+    activePlansByCluster(names),
+  ]);
+  for (const { cluster } of open) {
     const c = counts.get(cluster);
-    if (!c) continue;
-    c.issues += 1;
-    if (state === 'Remediating') c.remediations += 1;
+    if (c) c.issues += 1;
+  }
+  for (const [cluster, n] of plans) {
+    const c = counts.get(cluster);
+    if (c) c.remediations = n;
   }
   return counts;
 }
