@@ -5,7 +5,9 @@ import {
   PatchStrategy,
   type ConfigurationOptions,
   type V1Deployment,
+  type V1Pod,
   type V1PodTemplateSpec,
+  type V1Scale,
 } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
@@ -42,6 +44,7 @@ import {
   type ScaleDeploymentInput,
   type ScaleDeploymentResult,
 } from '../domain/kube-actions';
+import { cpuMillis, memoryBytes } from '../domain/quantity';
 import { completeKubeAction, findKubeAction, recordKubeActionIntent } from '../store/kube-actions';
 import { callOptions } from './kube/call-options';
 import { kubeConfigFor } from './kube/client';
@@ -116,6 +119,12 @@ interface Step<I, R extends KubeActionResult<KubeActionType, unknown, unknown>> 
   before: (intent: I) => R['before'];
   /** Writes the intent's values (again, on a retry) and says what is there now. */
   apply: (intent: I) => Promise<R['after']>;
+  /**
+   * For a key an earlier attempt left pending (its worker died mid-step, perhaps after writing):
+   * reads the object and, when it already shows the intent, says what is there, so the write is
+   * not sent a second time. Undefined: write.
+   */
+  applied?: (intent: I) => Promise<R['after'] | undefined>;
 }
 
 async function applyOnce<I, R extends KubeActionResult<KubeActionType, unknown, unknown>>(
@@ -125,6 +134,7 @@ async function applyOnce<I, R extends KubeActionResult<KubeActionType, unknown, 
   const params = actionParams(step.input);
   const target = describeTarget(step.target);
   let record = await findKubeAction<I, R>(key);
+  const resumed = record?.state === 'pending';
   if (!record) {
     const intent = await step.plan();
     record = await recordKubeActionIntent<I, R>({ key, action: step.action, cluster, target, params, intent });
@@ -135,13 +145,14 @@ async function applyOnce<I, R extends KubeActionResult<KubeActionType, unknown, 
       `action key ${key} was already used for ${record.action} of ${record.target} in cluster ${record.cluster} with other parameters`,
     );
   if (record.state === 'done' && record.result) return { ...record.result, repeated: true };
+  const shown = resumed ? await step.applied?.(record.intent) : undefined;
   const result = {
     key,
     action: step.action,
     cluster,
     target,
     before: step.before(record.intent),
-    after: await step.apply(record.intent),
+    after: shown ?? (await step.apply(record.intent)),
     repeated: false,
   } as R;
   await completeKubeAction(key, result);
@@ -149,15 +160,33 @@ async function applyOnce<I, R extends KubeActionResult<KubeActionType, unknown, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// The actions
+// What each action reads, decides and writes. The approval preview (activities/kube-preview.ts)
+// uses the same functions and sends the same write as a dry run.
 // ---------------------------------------------------------------------------------------------
 
-const deploymentTarget = (i: { cluster: string; namespace: string; deployment: string }): KubeTarget => ({
+/** A namespaced object an action is about. */
+export type ObjectTarget = KubeTarget & { namespace: string; name: string };
+
+export const deploymentTarget = (i: { cluster: string; namespace: string; deployment: string }): ObjectTarget => ({
   kind: 'Deployment',
   namespace: i.namespace,
   name: i.deployment,
   cluster: i.cluster,
 });
+
+export const podTarget = (i: { cluster: string; namespace: string; pod: string }): ObjectTarget => ({
+  kind: 'Pod',
+  namespace: i.namespace,
+  name: i.pod,
+  cluster: i.cluster,
+});
+
+/** `dryRun`: the API server validates and admits the write and answers what it would store, storing nothing. */
+export interface WriteOptions {
+  dryRun?: boolean;
+}
+const dryRunParam = (opts: WriteOptions) => (opts.dryRun ? { dryRun: 'All' } : {});
+const objectRef = (t: ObjectTarget) => ({ name: t.name, namespace: t.namespace });
 
 const imagesOf = (template: V1PodTemplateSpec | undefined) =>
   (template?.spec?.containers ?? []).map((c) => c.image ?? '');
@@ -169,10 +198,26 @@ function pickCpuMemory(values: Record<string, unknown> | undefined): CpuMemory {
   return out;
 }
 
-async function readDeployment(apps: AppsV1Api, target: KubeTarget): Promise<V1Deployment> {
-  return kubeCall(target, (o) =>
-    apps.readNamespacedDeployment({ name: target.name!, namespace: target.namespace! }, o),
-  );
+export function readDeployment(apps: AppsV1Api, target: ObjectTarget): Promise<V1Deployment> {
+  return kubeCall(target, (o) => apps.readNamespacedDeployment(objectRef(target), o));
+}
+
+export function readDeploymentScale(apps: AppsV1Api, target: ObjectTarget): Promise<V1Scale> {
+  return kubeCall(target, (o) => apps.readNamespacedDeploymentScale(objectRef(target), o));
+}
+
+export function readPod(core: CoreV1Api, target: ObjectTarget): Promise<V1Pod> {
+  return kubeCall(target, (o) => core.readNamespacedPod(objectRef(target), o));
+}
+
+/** The object read, or undefined when it is not there (404). */
+async function unlessGone<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (err) {
+    if (err instanceof ApplicationFailure && err.type === KUBE_ERROR_TYPES.notFound) return undefined;
+    throw err;
+  }
 }
 
 function refusePaused(d: V1Deployment, target: KubeTarget, what: string): void {
@@ -183,70 +228,259 @@ function refusePaused(d: V1Deployment, target: KubeTarget, what: string): void {
     );
 }
 
+// RestartDeployment ----------------------------------------------------------------------------
+
+export interface RestartIntent {
+  restartedAt: string;
+  previous: string | null;
+}
+
+const restartedAtOf = (d: V1Deployment) => d.spec?.template?.metadata?.annotations?.[RESTARTED_AT_ANNOTATION];
+
+export function restartIntent(d: V1Deployment, target: ObjectTarget): RestartIntent {
+  refusePaused(d, target, 'restart');
+  // Milliseconds: two restarts within a second must still differ (an equal value rolls nothing).
+  return { restartedAt: new Date().toISOString(), previous: restartedAtOf(d) ?? null };
+}
+
+/** `kubectl rollout restart`'s write: the restartedAt annotation on the pod template. */
+export function writeRestart(
+  apps: AppsV1Api,
+  target: ObjectTarget,
+  restartedAt: string,
+  opts: WriteOptions = {},
+): Promise<V1Deployment> {
+  const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: restartedAt } } } } };
+  return kubeCall(
+    target,
+    (o) => apps.patchNamespacedDeployment({ ...objectRef(target), body, ...dryRunParam(opts) }, o),
+    { patch: PatchStrategy.StrategicMergePatch },
+  );
+}
+
+// ScaleDeployment ------------------------------------------------------------------------------
+
+export interface ScaleIntent {
+  before: number;
+  replicas: number;
+}
+
+/** Through the scale subresource (what `kubectl scale` and autoscalers use). */
+export function writeScale(
+  apps: AppsV1Api,
+  target: ObjectTarget,
+  replicas: number,
+  opts: WriteOptions = {},
+): Promise<V1Scale> {
+  return kubeCall(
+    target,
+    (o) =>
+      apps.patchNamespacedDeploymentScale(
+        { ...objectRef(target), body: { spec: { replicas } }, ...dryRunParam(opts) },
+        o,
+      ),
+    { patch: PatchStrategy.MergePatch },
+  );
+}
+
+// AdjustResources ------------------------------------------------------------------------------
+
+export interface ResourcesIntent {
+  before: ContainerResources;
+  after: ContainerResources;
+}
+
+function containerResources(d: V1Deployment, container: string): ContainerResources | undefined {
+  const c = (d.spec?.template?.spec?.containers ?? []).find((x) => x.name === container);
+  return c && { requests: pickCpuMemory(c.resources?.requests), limits: pickCpuMemory(c.resources?.limits) };
+}
+
+export function resourcesIntent(
+  d: V1Deployment,
+  target: ObjectTarget,
+  input: Pick<AdjustResourcesInput, 'container' | 'requests' | 'limits'>,
+): ResourcesIntent {
+  const before = containerResources(d, input.container);
+  if (!before) {
+    const names = (d.spec?.template?.spec?.containers ?? []).map((c) => c.name);
+    throw refuse(
+      KUBE_ERROR_TYPES.notApplicable,
+      `container ${input.container} not found in ${describeTarget(target)} in cluster ${target.cluster} (containers: ${names.join(', ') || 'none'})`,
+    );
+  }
+  return { before, after: mergeResources(before, input) };
+}
+
+/** Equal cpu and memory, by value: the server may write `0.5` back as `500m`. */
+function sameResources(a: ContainerResources, b: ContainerResources): boolean {
+  const same = (x: string | undefined, y: string | undefined, units: (q: string) => number) =>
+    x === y || (x !== undefined && y !== undefined && units(x) === units(y));
+  return (['requests', 'limits'] as const).every(
+    (k) => same(a[k].cpu, b[k].cpu, cpuMillis) && same(a[k].memory, b[k].memory, memoryBytes),
+  );
+}
+
+/** One container's cpu/memory; strategic merge: containers merge by name and resources by key. */
+export function writeResources(
+  apps: AppsV1Api,
+  target: ObjectTarget,
+  container: string,
+  after: ContainerResources,
+  opts: WriteOptions = {},
+): Promise<V1Deployment> {
+  const resources = {
+    ...(Object.keys(after.requests).length > 0 && { requests: after.requests }),
+    ...(Object.keys(after.limits).length > 0 && { limits: after.limits }),
+  };
+  const body = { spec: { template: { spec: { containers: [{ name: container, resources }] } } } };
+  return kubeCall(
+    target,
+    (o) => apps.patchNamespacedDeployment({ ...objectRef(target), body, ...dryRunParam(opts) }, o),
+    { patch: PatchStrategy.StrategicMergePatch },
+  );
+}
+
+// RollbackDeployment ---------------------------------------------------------------------------
+
+export interface RollbackIntent {
+  before: { revision: number; images: string[] };
+  revision: number;
+  template: V1PodTemplateSpec;
+}
+
+/**
+ * `kubectl rollout undo`: the pod template of the ReplicaSet (owned by the Deployment) with the
+ * previous revision, or `toRevision`, without the controller's pod-template-hash label.
+ */
+export async function rollbackIntent(
+  apps: AppsV1Api,
+  d: V1Deployment,
+  target: ObjectTarget,
+  toRevision: number | undefined,
+): Promise<RollbackIntent> {
+  refusePaused(d, target, 'roll back');
+  const where = `${describeTarget(target)} in cluster ${target.cluster}`;
+  const current = parseRevision(d.metadata?.annotations);
+  if (current === 0)
+    throw ApplicationFailure.retryable(
+      `${where} has no revision yet (its controller has not seen it)`,
+      KUBE_ERROR_TYPES.conflict,
+    );
+  const selector = Object.entries(d.spec?.selector?.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  const sets = await kubeCall({ ...target, kind: 'ReplicaSet', name: undefined }, (o) =>
+    apps.listNamespacedReplicaSet({ namespace: target.namespace, ...(selector && { labelSelector: selector }) }, o),
+  );
+  const owned = sets.items
+    .filter((rs) => rs.metadata?.ownerReferences?.some((ref) => ref.uid === d.metadata?.uid))
+    .map((rs) => ({ name: rs.metadata?.name ?? '', revision: parseRevision(rs.metadata?.annotations), rs }));
+  const picked = pickRollbackRevision(current, owned, toRevision);
+  if (!picked)
+    throw refuse(
+      KUBE_ERROR_TYPES.notApplicable,
+      toRevision !== undefined
+        ? `revision ${toRevision} of ${where} not found`
+        : `${where} has no previous revision to roll back to`,
+    );
+  const template = structuredClone(picked.rs.spec?.template ?? {});
+  if (template.metadata?.labels) delete template.metadata.labels[POD_TEMPLATE_HASH_LABEL];
+  return { before: { revision: current, images: imagesOf(d.spec?.template) }, revision: picked.revision, template };
+}
+
+/** The picked template replaces the Deployment's; the controller then gives its ReplicaSet the next revision. */
+export function writeRollback(
+  apps: AppsV1Api,
+  target: ObjectTarget,
+  template: V1PodTemplateSpec,
+  opts: WriteOptions = {},
+): Promise<V1Deployment> {
+  const body = [{ op: 'replace', path: '/spec/template', value: template }];
+  return kubeCall(
+    target,
+    (o) => apps.patchNamespacedDeployment({ ...objectRef(target), body, ...dryRunParam(opts) }, o),
+    { patch: PatchStrategy.JsonPatch },
+  );
+}
+
+// DeletePod ------------------------------------------------------------------------------------
+
+export interface DeletePodIntent {
+  uid: string;
+  phase: string;
+  node: string | null;
+}
+
+export const deletePodIntent = (pod: V1Pod): DeletePodIntent => ({
+  uid: pod.metadata?.uid ?? '',
+  phase: pod.status?.phase ?? 'Unknown',
+  node: pod.spec?.nodeName ?? null,
+});
+
+/** Deletes the pod with this uid: `gone` when it is deleted already (404) or replaced by a namesake (409). */
+export async function writeDeletePod(
+  core: CoreV1Api,
+  target: ObjectTarget,
+  uid: string,
+  opts: WriteOptions = {},
+): Promise<'deleted' | 'gone'> {
+  // With a body the API server reads the delete options from it alone: dryRun goes there (a
+  // dryRun query parameter next to a body is ignored, and the pod would really be deleted).
+  // The query carries it too, so the request URI (and the audit log) says it is a dry run.
+  const body = { preconditions: { uid }, ...(opts.dryRun && { dryRun: ['All'] }) };
+  try {
+    await core.deleteNamespacedPod({ ...objectRef(target), body, ...dryRunParam(opts) }, callOptions());
+    return 'deleted';
+  } catch (err) {
+    const code = err instanceof ApiException ? err.code : undefined;
+    if (code === 404 || code === 409) return 'gone';
+    throw kubeFailure(err, target);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The actions
+// ---------------------------------------------------------------------------------------------
+
 /** `kubectl rollout restart`: a new restartedAt on the pod template, chosen once per key. */
 async function restartDeployment(raw: RestartDeploymentInput): Promise<RestartDeploymentResult> {
   const input = parseInput(restartDeploymentInput, raw);
   const target = deploymentTarget(input);
   const { apps } = await kubeClients(input.cluster);
-  return applyOnce<{ restartedAt: string; previous: string | null }, RestartDeploymentResult>({
+  return applyOnce<RestartIntent, RestartDeploymentResult>({
     input,
     action: 'RestartDeployment',
     target,
-    plan: async () => {
-      const d = await readDeployment(apps, target);
-      refusePaused(d, target, 'restart');
-      // Milliseconds: two restarts within a second must still differ (an equal value rolls nothing).
-      const restartedAt = new Date().toISOString();
-      return { restartedAt, previous: d.spec?.template?.metadata?.annotations?.[RESTARTED_AT_ANNOTATION] ?? null };
-    },
+    plan: async () => restartIntent(await readDeployment(apps, target), target),
     before: (intent) => ({ restartedAt: intent.previous }),
     apply: async ({ restartedAt }) => {
-      await kubeCall(
-        target,
-        (o) =>
-          apps.patchNamespacedDeployment(
-            {
-              name: input.deployment,
-              namespace: input.namespace,
-              body: { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: restartedAt } } } } },
-            },
-            o,
-          ),
-        { patch: PatchStrategy.StrategicMergePatch },
-      );
+      await writeRestart(apps, target, restartedAt);
       return { restartedAt };
     },
+    applied: async ({ restartedAt }) =>
+      restartedAtOf(await readDeployment(apps, target)) === restartedAt ? { restartedAt } : undefined,
   });
 }
 
-/** Through the scale subresource (what `kubectl scale` and autoscalers use). */
 async function scaleDeployment(raw: ScaleDeploymentInput): Promise<ScaleDeploymentResult> {
   const input = parseInput(scaleDeploymentInput, raw);
   const target = deploymentTarget(input);
   const { apps } = await kubeClients(input.cluster);
-  return applyOnce<{ before: number; replicas: number }, ScaleDeploymentResult>({
+  return applyOnce<ScaleIntent, ScaleDeploymentResult>({
     input,
     action: 'ScaleDeployment',
     target,
-    plan: async () => {
-      const scale = await kubeCall(target, (o) =>
-        apps.readNamespacedDeploymentScale({ name: input.deployment, namespace: input.namespace }, o),
-      );
-      return { before: scale.spec?.replicas ?? 0, replicas: input.replicas };
-    },
+    plan: async () => ({
+      before: (await readDeploymentScale(apps, target)).spec?.replicas ?? 0,
+      replicas: input.replicas,
+    }),
     before: (intent) => ({ replicas: intent.before }),
     apply: async ({ replicas }) => {
-      const scale = await kubeCall(
-        target,
-        (o) =>
-          apps.patchNamespacedDeploymentScale(
-            { name: input.deployment, namespace: input.namespace, body: { spec: { replicas } } },
-            o,
-          ),
-        { patch: PatchStrategy.MergePatch },
-      );
+      const scale = await writeScale(apps, target, replicas);
       return { replicas: scale.spec?.replicas ?? replicas };
     },
+    applied: async ({ replicas }) =>
+      (await readDeploymentScale(apps, target)).spec?.replicas === replicas ? { replicas } : undefined,
   });
 }
 
@@ -255,109 +489,40 @@ async function adjustResources(raw: AdjustResourcesInput): Promise<AdjustResourc
   const input = parseInput(adjustResourcesInput, raw);
   const target = deploymentTarget(input);
   const { apps } = await kubeClients(input.cluster);
-  return applyOnce<{ before: ContainerResources; after: ContainerResources }, AdjustResourcesResult>({
+  return applyOnce<ResourcesIntent, AdjustResourcesResult>({
     input,
     action: 'AdjustResources',
     target,
-    plan: async () => {
-      const d = await readDeployment(apps, target);
-      const containers = d.spec?.template?.spec?.containers ?? [];
-      const container = containers.find((c) => c.name === input.container);
-      if (!container)
-        throw refuse(
-          KUBE_ERROR_TYPES.notApplicable,
-          `container ${input.container} not found in ${describeTarget(target)} in cluster ${input.cluster} (containers: ${containers.map((c) => c.name).join(', ') || 'none'})`,
-        );
-      const before = {
-        requests: pickCpuMemory(container.resources?.requests),
-        limits: pickCpuMemory(container.resources?.limits),
-      };
-      return { before, after: mergeResources(before, input) };
-    },
+    plan: async () => resourcesIntent(await readDeployment(apps, target), target, input),
     before: (intent) => ({ container: input.container, ...intent.before }),
     apply: async ({ after }) => {
-      // Strategic merge: containers merge by name and resources by key, so only cpu/memory change.
-      const resources = {
-        ...(Object.keys(after.requests).length > 0 && { requests: after.requests }),
-        ...(Object.keys(after.limits).length > 0 && { limits: after.limits }),
-      };
-      await kubeCall(
-        target,
-        (o) =>
-          apps.patchNamespacedDeployment(
-            {
-              name: input.deployment,
-              namespace: input.namespace,
-              body: { spec: { template: { spec: { containers: [{ name: input.container, resources }] } } } },
-            },
-            o,
-          ),
-        { patch: PatchStrategy.StrategicMergePatch },
-      );
+      await writeResources(apps, target, input.container, after);
       return { container: input.container, ...after };
+    },
+    applied: async ({ after }) => {
+      const now = containerResources(await readDeployment(apps, target), input.container);
+      return now && sameResources(now, after) ? { container: input.container, ...after } : undefined;
     },
   });
 }
 
 /**
- * `kubectl rollout undo`: the pod template of the ReplicaSet (owned by the Deployment) with the
- * previous revision, or `toRevision`, replaces the Deployment's, without the controller's
- * pod-template-hash label. The controller then gives that ReplicaSet the next revision.
+ * `kubectl rollout undo`. A retry of a pending key sends its template again: the server
+ * stores nothing new for an equal template, and comparing templates with the server's
+ * defaults filled in is not worth the risk of a wrong "already there".
  */
 async function rollbackDeployment(raw: RollbackDeploymentInput): Promise<RollbackDeploymentResult> {
   const input = parseInput(rollbackDeploymentInput, raw);
   const target = deploymentTarget(input);
   const { apps } = await kubeClients(input.cluster);
-  type Intent = { before: { revision: number; images: string[] }; revision: number; template: V1PodTemplateSpec };
-  return applyOnce<Intent, RollbackDeploymentResult>({
+  return applyOnce<RollbackIntent, RollbackDeploymentResult>({
     input,
     action: 'RollbackDeployment',
     target,
-    plan: async () => {
-      const d = await readDeployment(apps, target);
-      refusePaused(d, target, 'roll back');
-      const current = parseRevision(d.metadata?.annotations);
-      if (current === 0)
-        throw ApplicationFailure.retryable(
-          `${describeTarget(target)} in cluster ${input.cluster} has no revision yet (its controller has not seen it)`,
-          KUBE_ERROR_TYPES.conflict,
-        );
-      const selector = Object.entries(d.spec?.selector?.matchLabels ?? {})
-        .map(([k, v]) => `${k}=${v}`)
-        .join(',');
-      const sets = await kubeCall({ ...target, kind: 'ReplicaSet', name: undefined }, (o) =>
-        apps.listNamespacedReplicaSet({ namespace: input.namespace, ...(selector && { labelSelector: selector }) }, o),
-      );
-      const owned = sets.items
-        .filter((rs) => rs.metadata?.ownerReferences?.some((ref) => ref.uid === d.metadata?.uid))
-        .map((rs) => ({ name: rs.metadata?.name ?? '', revision: parseRevision(rs.metadata?.annotations), rs }));
-      const picked = pickRollbackRevision(current, owned, input.toRevision);
-      if (!picked)
-        throw refuse(
-          KUBE_ERROR_TYPES.notApplicable,
-          input.toRevision !== undefined
-            ? `revision ${input.toRevision} of ${describeTarget(target)} not found in cluster ${input.cluster}`
-            : `${describeTarget(target)} in cluster ${input.cluster} has no previous revision to roll back to`,
-        );
-      const template = structuredClone(picked.rs.spec?.template ?? {});
-      if (template.metadata?.labels) delete template.metadata.labels[POD_TEMPLATE_HASH_LABEL];
-      return { before: { revision: current, images: imagesOf(d.spec?.template) }, revision: picked.revision, template };
-    },
+    plan: async () => rollbackIntent(apps, await readDeployment(apps, target), target, input.toRevision),
     before: (intent) => intent.before,
     apply: async ({ revision, template }) => {
-      await kubeCall(
-        target,
-        (o) =>
-          apps.patchNamespacedDeployment(
-            {
-              name: input.deployment,
-              namespace: input.namespace,
-              body: [{ op: 'replace', path: '/spec/template', value: template }],
-            },
-            o,
-          ),
-        { patch: PatchStrategy.JsonPatch },
-      );
+      await writeRollback(apps, target, template);
       return { revision, images: imagesOf(template) };
     },
   });
@@ -366,31 +531,24 @@ async function rollbackDeployment(raw: RollbackDeploymentInput): Promise<Rollbac
 /** Deletes the pod found first (by uid): gone on a repeat (404) or replaced by a namesake (409) is done. */
 async function deletePod(raw: DeletePodInput): Promise<DeletePodResult> {
   const input = parseInput(deletePodInput, raw);
-  const target: KubeTarget = { kind: 'Pod', namespace: input.namespace, name: input.pod, cluster: input.cluster };
+  const target = podTarget(input);
   const { core } = await kubeClients(input.cluster);
-  type Intent = { uid: string; phase: string; node: string | null };
-  return applyOnce<Intent, DeletePodResult>({
+  return applyOnce<DeletePodIntent, DeletePodResult>({
     input,
     action: 'DeletePod',
     target,
-    plan: async () => {
-      const pod = await kubeCall(target, (o) =>
-        core.readNamespacedPod({ name: input.pod, namespace: input.namespace }, o),
-      );
-      return { uid: pod.metadata?.uid ?? '', phase: pod.status?.phase ?? 'Unknown', node: pod.spec?.nodeName ?? null };
-    },
+    plan: async () => deletePodIntent(await readPod(core, target)),
     before: (intent) => intent,
     apply: async ({ uid }) => {
-      try {
-        await core.deleteNamespacedPod(
-          { name: input.pod, namespace: input.namespace, body: { preconditions: { uid } } },
-          callOptions(),
-        );
-      } catch (err) {
-        const code = err instanceof ApiException ? err.code : undefined;
-        if (code !== 404 && code !== 409) throw kubeFailure(err, target);
-      }
+      await writeDeletePod(core, target, uid);
       return { deleted: true as const };
+    },
+    // Gone, replaced by a namesake, or terminating already: the delete was sent.
+    applied: async ({ uid }) => {
+      const pod = await unlessGone(readPod(core, target));
+      return !pod || pod.metadata?.uid !== uid || pod.metadata?.deletionTimestamp
+        ? { deleted: true as const }
+        : undefined;
     },
   });
 }

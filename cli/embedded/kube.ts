@@ -22,6 +22,11 @@ export interface LocalKubeOptions {
   controllerManager?: boolean;
   /** The scheduler and KWOK's fake kubelets (default on; needs the controller-manager). */
   kwok?: boolean;
+  /**
+   * Audit log (JSON lines) of the writes to Deployments, their scale and pods, for tests that
+   * count what the API server saw; its policy file is written next to it. Default off.
+   */
+  auditLogPath?: string;
 }
 
 export interface LocalKube {
@@ -120,6 +125,43 @@ function stagesFile(dir: string): string {
   return out;
 }
 
+/**
+ * Metadata (who, what, the URI: no bodies, so no secrets) of create/update/patch/delete on
+ * Deployments, their scale and pods, once the response is complete. Status writes are
+ * subresources (`pods/status`) and so not logged.
+ */
+const AUDIT_POLICY = {
+  apiVersion: 'audit.k8s.io/v1',
+  kind: 'Policy',
+  omitStages: ['RequestReceived'],
+  rules: [
+    {
+      level: 'Metadata',
+      verbs: ['create', 'update', 'patch', 'delete'],
+      resources: [
+        { group: 'apps', resources: ['deployments', 'deployments/scale'] },
+        { group: '', resources: ['pods'] },
+      ],
+    },
+    { level: 'None' },
+  ],
+};
+
+/** The API server's audit flags; the policy is written next to the log. */
+function auditArgs(logPath: string | undefined): string[] {
+  if (!logPath) return [];
+  const log = path.resolve(logPath);
+  mkdirSync(path.dirname(log), { recursive: true });
+  const policy = path.join(path.dirname(log), 'audit-policy.yaml');
+  writeFileSync(policy, stringify(AUDIT_POLICY));
+  return [
+    `--audit-policy-file=${policy}`,
+    `--audit-log-path=${log}`,
+    '--audit-log-format=json',
+    '--audit-log-mode=blocking',
+  ];
+}
+
 function httpsOk(url: string, caPem: string, token: string): Promise<boolean> {
   return new Promise((resolve) => {
     const req = request(
@@ -163,6 +205,7 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
   // etcd first, then every component as soon as it runs: a failure of the next one still stops it.
   const started: ServerProcess[] = [];
 
+  const audit = auditArgs(opts.auditLogPath);
   const etcdUrl = `http://127.0.0.1:${opts.ports.etcd}`;
   const peerUrl = `http://127.0.0.1:${opts.ports.etcdPeer}`;
   const startApiServer = () =>
@@ -185,6 +228,7 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
         // A loopback address cannot be the `kubernetes` Service's endpoint; nothing here needs it.
         '--endpoint-reconciler-type=none',
         '--profiling=false',
+        ...audit,
       ],
       () => httpsOk(`${server}/readyz`, caData, token),
       { timeoutMs: 120_000, onLine: logTo('kube-apiserver') },
