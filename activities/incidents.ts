@@ -365,7 +365,11 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
         event({
           timestamp: at,
           type: 'Resolved',
-          source: request.atSource ? 'alertmanager' : request.automatic ? 'remediation-engine' : `user:${request.actor.user}`,
+          source: request.atSource
+            ? 'alertmanager'
+            : request.automatic
+              ? 'remediation-engine'
+              : `user:${request.actor.user}`,
           message: `Resolved by ${request.actor.user}: ${request.resolution}`,
           details: { resolution: request.resolution, resolvedBy: request.actor.user, manual },
         }),
@@ -379,15 +383,20 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       );
     },
 
-    /** The source cleared an Escalated incident: note it; a person still has to resolve it. */
-    async noteSourceResolution(input: { name: string; at: string }): Promise<void> {
+    /**
+     * The source cleared an incident it does not close: an Escalated one (a person resolves it)
+     * or one whose remediation plan is running (the plan's verification decides). Noted only.
+     */
+    async noteSourceResolution(input: { name: string; at: string; plan?: string }): Promise<void> {
       await appendTimeline(input.name, [
         event({
           timestamp: new Date(input.at),
-          type: 'Escalation',
+          type: input.plan ? 'SignalCorrelated' : 'Escalation',
           source: 'alertmanager',
-          message: 'The alert resolved at source; the incident stays Escalated until a person resolves it',
-          details: { resolvedAtSource: true },
+          message: input.plan
+            ? `The alert resolved at source while plan ${input.plan} runs; its verification decides`
+            : 'The alert resolved at source; the incident stays Escalated until a person resolves it',
+          details: { resolvedAtSource: true, ...(input.plan && { plan: input.plan }) },
         }),
       ]);
     },

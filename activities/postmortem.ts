@@ -4,6 +4,7 @@ import { CORRELATION_WINDOW_MS } from '../domain/incident';
 import { buildPostmortemReport, summarizeTrending, TRENDING_WINDOW_DAYS } from '../domain/postmortem';
 import { appendTimeline, getIncident, getTimeline, setPostmortemRef } from '../store/incidents';
 import { getInsightByIncident } from '../store/insights';
+import { completedPlanOf } from '../store/remediations';
 import { createPostmortemOnce, getPostmortemByIncident, incidentsNear, trendingIncidents } from '../store/postmortems';
 
 const inputSchema = z.object({ incident: z.string().min(1) }).strict();
@@ -31,11 +32,12 @@ export function createPostmortemActivities() {
 
       let pm = (await getPostmortemByIncident(name))?.name;
       if (!pm) {
-        const [timeline, insight, trending, related] = await Promise.all([
+        const [timeline, insight, trending, related, plan] = await Promise.all([
           getTimeline(name),
           getInsightByIncident(name),
           trendingIncidents(incident, TRENDING_WINDOW_DAYS),
           incidentsNear(incident, CORRELATION_WINDOW_MS),
+          completedPlanOf(name),
         ]);
         const report = buildPostmortemReport({
           incident: { ...incident, resolvedAt: incident.resolvedAt },
@@ -43,6 +45,7 @@ export function createPostmortemActivities() {
           ...(insight && { insight }),
           trending: summarizeTrending(incident, trending.earlier, trending.postmortems),
           related,
+          ...(plan && { remediation: plan }),
         });
         pm = (await createPostmortemOnce({ incident: name, namespace: incident.namespace, report, at: new Date() }))
           .name;

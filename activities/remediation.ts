@@ -412,7 +412,11 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
     },
 
     /** The plan's end: final state and result, `RemediationCompleted|Failed`, the runbook's statistics. */
-    async finishPlan(input: { plan: string; state: 'Completed' | 'Failed' | 'RolledBack'; result: string }): Promise<void> {
+    async finishPlan(input: {
+      plan: string;
+      state: 'Completed' | 'Failed' | 'RolledBack';
+      result: string;
+    }): Promise<void> {
       const before = await mustGetPlan(input.plan);
       const at = new Date();
       if (before.state !== 'Completed' && before.state !== 'Failed' && before.state !== 'RolledBack') {
@@ -485,7 +489,10 @@ async function resolveKubeAction(
 ): Promise<ResolvedKubeStep> {
   const { kind, name } = splitResource(incident.resource);
   const key = `${plan.name}/${index}`;
-  const base = { cluster: plan.cluster, namespace: (action.params as { namespace?: string }).namespace ?? incident.namespace };
+  const base = {
+    cluster: plan.cluster,
+    namespace: (action.params as { namespace?: string }).namespace ?? incident.namespace,
+  };
   const kc = await kubeConfigFor(plan.cluster);
   const apps = kc.makeApiClient(AppsV1Api);
   const core = kc.makeApiClient(CoreV1Api);
@@ -499,7 +506,12 @@ async function resolveKubeAction(
     return deployment;
   };
   const readDeployment = (deployment: string) => {
-    const target: KubeTarget = { kind: 'Deployment', namespace: base.namespace, name: deployment, cluster: plan.cluster };
+    const target: KubeTarget = {
+      kind: 'Deployment',
+      namespace: base.namespace,
+      name: deployment,
+      cluster: plan.cluster,
+    };
     return kubeCall(target, (o) => apps.readNamespacedDeployment({ name: deployment, namespace: base.namespace }, o));
   };
   const revisionOf = (d: { metadata?: { annotations?: Record<string, string> } }) =>
@@ -509,7 +521,10 @@ async function resolveKubeAction(
     case 'RestartDeployment': {
       const deployment = deploymentOf(action.params);
       const d = await readDeployment(deployment);
-      return { inputs: [{ action: 'RestartDeployment', input: { key, ...base, deployment } }], revisionBefore: revisionOf(d) };
+      return {
+        inputs: [{ action: 'RestartDeployment', input: { key, ...base, deployment } }],
+        revisionBefore: revisionOf(d),
+      };
     }
     case 'RollbackDeployment': {
       const p = action.params as ActionOf<'RollbackDeployment'>['params'];
@@ -549,7 +564,9 @@ async function resolveKubeAction(
         if (p.memoryLimit) limits.memory = p.memoryLimit as string;
         if (p.memoryLimitIncreasePercent !== undefined) {
           if (!current.memory) throw notApplicable(`container ${c.name} has no memory limit to raise by a percentage`);
-          limits.memory = formatMemory(Math.ceil((memoryBytes(current.memory) * (100 + p.memoryLimitIncreasePercent)) / 100));
+          limits.memory = formatMemory(
+            Math.ceil((memoryBytes(current.memory) * (100 + p.memoryLimitIncreasePercent)) / 100),
+          );
         }
         if (p.cpuLimit) limits.cpu = p.cpuLimit as string;
         if (p.cpuLimitIncreasePercent !== undefined) {
@@ -558,7 +575,13 @@ async function resolveKubeAction(
         }
         return {
           action: 'AdjustResources',
-          input: { key: containers.length > 1 ? `${key}/${c.name}` : key, ...base, deployment, container: c.name, limits },
+          input: {
+            key: containers.length > 1 ? `${key}/${c.name}` : key,
+            ...base,
+            deployment,
+            container: c.name,
+            limits,
+          },
         };
       });
       return { inputs, revisionBefore: revisionOf(d) };
@@ -577,7 +600,10 @@ async function resolveKubeAction(
         };
       }
       const pod = (p.pod as string | undefined) ?? (kind === 'Pod' ? name : undefined);
-      if (!pod) throw notApplicable(`DeletePod needs a pod: the incident is about ${incident.resource} and the step names none`);
+      if (!pod)
+        throw notApplicable(
+          `DeletePod needs a pod: the incident is about ${incident.resource} and the step names none`,
+        );
       return { inputs: [{ action: 'DeletePod', input: { key, ...base, pod } }] };
     }
     default:

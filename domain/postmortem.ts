@@ -190,6 +190,28 @@ export interface PostmortemInput {
   insight?: PostmortemInsight;
   trending: Trending;
   related: RelatedIncident[];
+  /** The remediation plan that fixed it, when one did: remediationApplied comes from it, never invented. */
+  remediation?: AppliedPlan;
+}
+
+/** What remediationApplied is made of: the completed plan's strategy, steps as run, and result. */
+export interface AppliedPlan {
+  name: string;
+  runbook: string;
+  strategy: string;
+  state: string;
+  result: string;
+  actions: { type: string; params: unknown; result?: string }[];
+}
+
+/** `runbook` names the runbook (or the plan's strategy when none), steps as run, result with the plan. */
+export function remediationApplied(plan: AppliedPlan | undefined): PostmortemReport['remediationApplied'] {
+  if (!plan) return { runbook: '', steps: [], result: '' };
+  return {
+    runbook: plan.runbook || plan.strategy,
+    steps: plan.actions.map((a) => `${a.type} ${JSON.stringify(a.params)}${a.result ? `: ${a.result}` : ''}`),
+    result: `${plan.name} ${plan.state}: ${plan.result}`,
+  };
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -337,7 +359,7 @@ export function buildPostmortemReport(input: PostmortemInput): PostmortemReport 
     timeline: [...input.timeline]
       .sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime())
       .map((e) => ({ time: e.timestamp.toISOString(), event: `${e.type}: ${e.message}` })),
-    remediationApplied: { runbook: '', steps: [], result: '' },
+    remediationApplied: remediationApplied(input.remediation),
     actionItems,
     lessonsLearned: lessonsOf(input, duration, actionItems),
     metricSnapshots: [],

@@ -96,7 +96,13 @@ export function undoInput(
     case 'ScaleDeployment':
       return {
         action: 'ScaleDeployment',
-        input: { key, cluster, namespace, deployment: step.input.deployment, replicas: (result as ScaleDeploymentResult).before.replicas },
+        input: {
+          key,
+          cluster,
+          namespace,
+          deployment: step.input.deployment,
+          replicas: (result as ScaleDeploymentResult).before.replicas,
+        },
       };
     case 'AdjustResources': {
       const before = (result as AdjustResourcesResult).before;
@@ -108,7 +114,14 @@ export function undoInput(
       }
       return {
         action: 'AdjustResources',
-        input: { key, cluster, namespace, deployment: step.input.deployment, container: step.input.container, limits: restore },
+        input: {
+          key,
+          cluster,
+          namespace,
+          deployment: step.input.deployment,
+          container: step.input.container,
+          limits: restore,
+        },
       };
     }
     case 'RestartDeployment':

@@ -63,23 +63,25 @@ export interface RemediationOptions {
 }
 
 /**
- * The next strategy (DESIGN §8), or null when none is left: matched runbooks by tier (each at
- * most its `maxAttempts` times), then the runbook generated from the insight (never twice with
- * the same action list), then the agentic loop once. A strategy that needs the Kubernetes API of
- * a cluster Foghorn cannot reach is not a candidate: it could only fail.
+ * The next strategy (DESIGN §8), or null when none is left: matched runbooks by tier, then the
+ * runbook generated from the insight (never twice with the same action list), then the agentic
+ * loop — each once; attempts left over then go to the runbooks again, up to each one's
+ * `maxAttempts` (fewest runs first, tier order). A strategy that needs the Kubernetes API of a
+ * cluster Foghorn cannot reach is not a candidate: it could only fail.
  */
 export function chooseStrategy(options: RemediationOptions, tried: readonly Strategy[]): Strategy | null {
   const reachable = (usesKubernetes: boolean) => !usesKubernetes || options.clusterRegistered;
-  for (const r of options.runbooks) {
-    const runs = tried.filter((t) => t.kind === 'runbook' && t.runbook === r.name).length;
-    if (runs < r.maxAttempts && reachable(r.usesKubernetes)) return { kind: 'runbook', runbook: r.name, tier: r.tier };
-  }
+  const runs = (name: string) => tried.filter((t) => t.kind === 'runbook' && t.runbook === name).length;
+  const runbooks = options.runbooks.filter((r) => reachable(r.usesKubernetes));
+  const fresh = runbooks.find((r) => runs(r.name) === 0);
+  if (fresh) return { kind: 'runbook', runbook: fresh.name, tier: fresh.tier };
   const g = options.generated;
   if (g && reachable(g.usesKubernetes) && !tried.some((t) => t.kind === 'generated' && t.fingerprint === g.fingerprint))
     return { kind: 'generated', insight: g.insight, fingerprint: g.fingerprint };
   if (options.llm && options.clusterRegistered && options.deployment && !tried.some((t) => t.kind === 'agentic'))
     return { kind: 'agentic' };
-  return null;
+  const again = runbooks.filter((r) => runs(r.name) < r.maxAttempts).sort((a, b) => runs(a.name) - runs(b.name))[0]; // stable: tier order among equals
+  return again ? { kind: 'runbook', runbook: again.name, tier: again.tier } : null;
 }
 
 export const isKubeAction = (type: string): type is KubeActionType =>
@@ -165,9 +167,7 @@ export function approvalNeed(input: {
   if (r?.approvalRequired) reasons.push(`runbook ${r.name} requires approval`);
   if (r && !r.automated) reasons.push(`runbook ${r.name} is manual (not automated)`);
   if ((input.recentFailures ?? 0) >= CIRCUIT_BREAKER_FAILURES)
-    reasons.push(
-      `circuit breaker: ${input.recentFailures} plans of runbook ${r?.name ?? '?'} failed in the last hour`,
-    );
+    reasons.push(`circuit breaker: ${input.recentFailures} plans of runbook ${r?.name ?? '?'} failed in the last hour`);
   if (input.risk >= input.threshold) reasons.push(`plan risk ${input.risk} ≥ threshold ${input.threshold}`);
   return {
     required: reasons.length > 0,

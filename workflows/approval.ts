@@ -80,7 +80,9 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
           throw ApplicationFailure.create({
             type: FORBIDDEN,
             message: 'Forbidden',
-            details: [`approval ${input.name} needs the ${input.requiredRole} role; ${request.actor.user} is ${request.actor.role}`],
+            details: [
+              `approval ${input.name} needs the ${input.requiredRole} role; ${request.actor.user} is ${request.actor.role}`,
+            ],
           });
       },
     },
@@ -98,10 +100,11 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     await acts.announceApproval({ name: input.name });
     // Not awaited: a slow chat system must not delay the decision.
     const text = await acts.approvalNotice({ name: input.name });
-    void notify.notifyHomeChannel({ incident: input.incident, event: `approval.${input.name}`, text }).catch(() => undefined);
+    void notify
+      .notifyHomeChannel({ incident: input.incident, event: `approval.${input.name}`, text })
+      .catch(() => undefined);
     const inTime = await condition(() => status !== 'pending', input.ttlMs);
-    if (!inTime && status === 'pending')
-      return await expire(`no decision within ${formatDuration(input.ttlMs)}`);
+    if (!inTime && status === 'pending') return await expire(`no decision within ${formatDuration(input.ttlMs)}`);
   } catch (err) {
     if (!isCancellation(err) || status !== 'pending') throw err;
     // The incident was resolved while we waited: nothing will run, the approval is moot.

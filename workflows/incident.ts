@@ -169,6 +169,12 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
         await acts.noteSourceResolution({ name, at });
         return false;
       }
+      if (request.atSource && activePlan) {
+        // A fix is being verified: the pods it replaced going away clears the alert, which is
+        // what verification checks; the plan's verdict resolves (or not) the incident.
+        await acts.noteSourceResolution({ name, at, plan: activePlan });
+        return false;
+      }
       Object.assign(live, { state: 'Resolved', resolvedBy: request.actor.user, resolvedAt: at });
       await acts.resolveIncident({ name, request, at });
       publish();
@@ -265,9 +271,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
           : `No remediation strategy left after ${attempt - 1} failed attempt(s); escalated to on-call`;
       tried.push(strategy);
       if (live.state !== 'Remediating') await moveTo('Remediating');
-      const plan = await CancellationScope.nonCancellable(() =>
-        acts.preparePlan({ name, attempt, strategy }),
-      );
+      const plan = await CancellationScope.nonCancellable(() => acts.preparePlan({ name, attempt, strategy }));
       if (resolved()) return undefined;
       const outcome = await runPlan(plan);
       if (resolved()) return undefined;

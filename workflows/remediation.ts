@@ -255,7 +255,14 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     try {
       result = await execute(index, action, key);
     } catch (err) {
-      await acts.recordStep({ plan: plan.name, index, outcome: 'failed', result: failureText(err), params, type: action.type });
+      await acts.recordStep({
+        plan: plan.name,
+        index,
+        outcome: 'failed',
+        result: failureText(err),
+        params,
+        type: action.type,
+      });
       throw err;
     }
     await acts.recordStep({ plan: plan.name, index, outcome: 'ok', result, params, type: action.type });
@@ -287,8 +294,13 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
           event: `${plan.name}.${index}`,
           text: `${plan.incident} (${plan.name}): ${action.params.message}`,
         });
-        const via = action.params.channel === 'chat' ? '' : ` (asked for ${action.params.channel}; sent to the chat home channel)`;
-        return sent === 'skipped' ? 'no chat home channel configured; message recorded here only' : `chat home channel: ${sent}${via}`;
+        const via =
+          action.params.channel === 'chat'
+            ? ''
+            : ` (asked for ${action.params.channel}; sent to the chat home channel)`;
+        return sent === 'skipped'
+          ? 'no chat home channel configured; message recorded here only'
+          : `chat home channel: ${sent}${via}`;
       }
       case 'HttpRequest': {
         const p = action.params;
@@ -300,12 +312,19 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
           ...(p.body !== undefined && { body: p.body }),
           ...(p.expectStatus !== undefined && { expectStatus: p.expectStatus }),
         });
-        if (!r.ok) throw ApplicationFailure.nonRetryable(`${p.method} answered ${r.status}${p.expectStatus ? ` (expected ${p.expectStatus})` : ''}`);
+        if (!r.ok)
+          throw ApplicationFailure.nonRetryable(
+            `${p.method} answered ${r.status}${p.expectStatus ? ` (expected ${p.expectStatus})` : ''}`,
+          );
         return `${p.method} answered ${r.status} in ${r.durationMs} ms`;
       }
       case 'RunScript': {
         const p = action.params;
-        const r = await script.runScriptStep({ key, script: p.script, ...(p.timeout && { timeoutMs: parseDuration(p.timeout) }) });
+        const r = await script.runScriptStep({
+          key,
+          script: p.script,
+          ...(p.timeout && { timeoutMs: parseDuration(p.timeout) }),
+        });
         if (r.exitCode !== 0)
           throw ApplicationFailure.nonRetryable(
             `script ${r.timedOut ? 'timed out' : `exited ${r.exitCode}`}: ${r.output.slice(-300)}`,
@@ -356,8 +375,12 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         }
       }
       const rolledBack = undone > 0 && problems.length === 0;
-      const tail = undone > 0 ? `; rolled back ${undone} step(s)` : executed.length > 0 ? '; nothing could be undone' : '';
-      return [rolledBack ? 'RolledBack' : 'Failed', `${reason}${tail}${problems.length ? `; ${problems.join('; ')}` : ''}`];
+      const tail =
+        undone > 0 ? `; rolled back ${undone} step(s)` : executed.length > 0 ? '; nothing could be undone' : '';
+      return [
+        rolledBack ? 'RolledBack' : 'Failed',
+        `${reason}${tail}${problems.length ? `; ${problems.join('; ')}` : ''}`,
+      ];
     });
   }
 
@@ -397,7 +420,8 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         summary: `a new firing signal joined the incident before deployment ${plan.namespace}/${plan.resource.name} was healthy`,
       };
     }
-    if (!first.healthy) return { passed: false, checked: [...first.checked, signalText], seen: first.seen, summary: first.summary };
+    if (!first.healthy)
+      return { passed: false, checked: [...first.checked, signalText], seen: first.seen, summary: first.summary };
     const rest = windowMs - (Date.now() - started);
     if (rest > 0 && (await condition(newSignal, rest)))
       return {
@@ -427,7 +451,10 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     const started = Date.now();
     for (let n = 1; n <= AGENTIC_MAX_STEPS; n++) {
       if (Date.now() - started > AGENTIC_BUDGET_MS)
-        return { kind: 'stop', result: `the agent used its ${formatDuration(AGENTIC_BUDGET_MS)} budget without a verdict` };
+        return {
+          kind: 'stop',
+          result: `the agent used its ${formatDuration(AGENTIC_BUDGET_MS)} budget without a verdict`,
+        };
       let decision: AgenticDecision;
       try {
         decision = await agent.agenticDecide({ ...context, steps, stepNumber: n, maxSteps: AGENTIC_MAX_STEPS });
@@ -463,7 +490,12 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       if (need.required) {
         const decided = await askApproval(`${plan.name}/${n}`, [action], need, risk, [index]);
         if (decided.status !== 'approved')
-          return { kind: 'approval', status: decided.status, approval: decided.name, result: approvalText(decided, decided.name) };
+          return {
+            kind: 'approval',
+            status: decided.status,
+            approval: decided.name,
+            result: approvalText(decided, decided.name),
+          };
         await moveTo('Executing');
       }
       let observation: string;

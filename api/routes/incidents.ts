@@ -5,6 +5,7 @@ import { RESOURCE_KINDS, severitySchema } from '../../domain/vocabulary';
 import { listEnvelope, PAGE_SIZE, paginationQuery, timestampQuery } from '../../domain/schemas';
 import { appendAudit } from '../../store/audit';
 import { countTimeline, getTimeline, listIncidents, type IncidentRecord } from '../../store/incidents';
+import { plansOfIncident } from '../../store/remediations';
 import {
   acknowledgeIncident,
   findIncident,
@@ -85,7 +86,11 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
         }
         const { created, incident } = ingested;
         if (created) await audit(incident);
-        const detail = incidentDetail(incident, await countTimeline(incident.name));
+        const detail = incidentDetail(
+          incident,
+          await countTimeline(incident.name),
+          await plansOfIncident(incident.name),
+        );
         const headers: Record<string, string> = created
           ? { Location: `${basePath}/incidents/${incident.name}` }
           : { 'Foghorn-Deduplicated': 'true' };
@@ -132,7 +137,9 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       responses: { 200: { description: 'Incident', schema: incidentDetailSchema } },
       handler: async ({ params, query }) => {
         const incident = await findIncident(params.name, query.namespace);
-        return { body: incidentDetail(incident, await countTimeline(incident.name)) };
+        return {
+          body: incidentDetail(incident, await countTimeline(incident.name), await plansOfIncident(incident.name)),
+        };
       },
     }),
     route({

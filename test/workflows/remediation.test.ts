@@ -1,0 +1,215 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
+import { createRunbook } from '../../store/runbooks';
+import { REMEDIATION_STATE } from '../../workflows/search-attributes';
+import { useStack } from '../harness/stack';
+
+/**
+ * The remediation engine with steps that need no cluster (issue 10 §1, §5): HttpRequest against a
+ * real listener, RunScript in the real shell, a missing template parameter, and verification of
+ * a resource in no registered cluster (signals only). Time skipping runs the windows.
+ */
+
+jest.setTimeout(180_000);
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- API JSON
+type Json = any;
+
+let s: Awaited<ReturnType<typeof useStack>>;
+let listener: http.Server;
+let baseUrl = '';
+const received: { method: string; url: string; key: string; body: string }[] = [];
+
+beforeAll(async () => {
+  listener = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      received.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        key: String(req.headers['idempotency-key'] ?? ''),
+        body,
+      });
+      res.statusCode = req.url?.startsWith('/broken') ? 500 : req.url?.startsWith('/teapot') ? 418 : 200;
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+  baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  s = await useStack({ env: { FOGHORN_VERIFY_WINDOW: '2m', FOGHORN_AGENT_SHELL_NETWORK: 'host' } });
+}, 120_000);
+
+afterAll(async () => {
+  await s?.stop();
+  await new Promise((r) => listener?.close(r));
+});
+
+async function runbook(input: Omit<RunbookInput, 'version' | 'description'> & { description?: string }) {
+  const spec = runbookSpecSchema.parse({ version: '1.0.0', description: 'test runbook', ...input });
+  const created = await createRunbook(spec);
+  expect(created.created).toBe(true);
+}
+
+async function open(resource: string, labels: Record<string, string> = {}) {
+  const res = await s.call('POST', '/incidents', {
+    token: s.tokens.operator,
+    body: { resource, namespace: 'shop', signalType: 'Custom', severity: 'low', description: 'test', labels },
+  });
+  expect(res.status).toBe(201);
+  return res.body.metadata.name as string;
+}
+const get = (path: string) => s.call('GET', path, { token: s.tokens.viewer });
+/**
+ * Polls the incident until it is in `state`, skipping 30 s of workflow time between polls so
+ * durable timers (Wait steps, verification windows) fire. On a timeout, says what its plans did.
+ */
+async function untilState(name: string, state: string) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const r = await get(`/incidents/${name}`);
+    if (r.body.status?.state === state) return r;
+    if (Date.now() > deadline)
+      throw new Error(
+        `${name} is ${r.body.status?.state}, not ${state}; plans: ${JSON.stringify(await plans(name), null, 1)}`,
+      );
+    await s.wf.env.sleep(30_000);
+  }
+}
+const timeline = async (name: string): Promise<Json[]> => (await get(`/incidents/${name}/timeline`)).body.events;
+const plans = async (name: string): Promise<Json[]> => (await get(`/remediations?incident=${name}`)).body.items;
+
+describe('runbook remediation without a cluster', () => {
+  it('runs an HttpRequest runbook, verifies by signals only, resolves by system, audits each step', async () => {
+    await runbook({
+      name: 'custom-http-fix',
+      category: 'custom',
+      automated: true,
+      severity: ['low'],
+      targets: { signalTypes: ['Custom'], resourceKinds: ['Deployment'] },
+      steps: [
+        {
+          type: 'HttpRequest',
+          params: { method: 'POST', url: `${baseUrl}/fix/{{deployment}}`, body: '{{namespace}}', expectStatus: 200 },
+        },
+        { type: 'Wait', params: { duration: '1m' } },
+      ],
+    });
+    const name = await open('Deployment/cart');
+    const resolved = await untilState(name, 'Resolved');
+    expect(resolved.body.status.resolution).toMatch(
+      /^Remediated automatically by plan RP-\d{8}-\d{3,} \(runbook custom-http-fix \(tier 1: category\+severity\+kind\)\)/,
+    );
+
+    const [plan] = await plans(name);
+    expect(plan).toMatchObject({
+      issueRef: name,
+      attempt: 1,
+      strategy: 'runbook custom-http-fix (tier 1: category+severity+kind)',
+      state: 'Completed',
+      agenticMode: false,
+      agenticStepCount: 0,
+      actions: [
+        {
+          type: 'HttpRequest',
+          params: { method: 'POST', url: `${baseUrl}/fix/cart`, body: 'shop', expectStatus: 200 },
+        },
+        { type: 'Wait', params: { duration: '1m' } },
+      ],
+    });
+    expect(plan.result).toContain('only signals were checked');
+    expect(plan.completedAt).toBeDefined();
+
+    const hits = received.filter((r) => r.url === '/fix/cart');
+    expect(hits).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ method: 'POST', body: 'shop', key: `"${plan.name}/0"` });
+
+    const types = (await timeline(name)).map((e) => e.type);
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'RemediationStarted',
+        'ActionExecuted',
+        'Verification',
+        'RemediationCompleted',
+        'Resolved',
+      ]),
+    );
+    const events = await timeline(name);
+    expect(events.find((e) => e.type === 'Resolved')).toMatchObject({ source: 'remediation-engine' });
+    const detail = (await get(`/incidents/${name}`)).body;
+    expect(detail.status.remediationAttempts).toBe(1);
+
+    const audit = await s.call('GET', `/audit?action=remediation.execute&resource=${name}`, {
+      token: s.tokens.operator,
+    });
+    expect(audit.body.items).toHaveLength(2);
+    expect(audit.body.items.map((a: Json) => a.user)).toEqual(['system', 'system']);
+    expect(audit.body.items.map((a: Json) => a.details.action).sort()).toEqual(['HttpRequest', 'Wait']);
+
+    const after = await s.eventually(
+      () => get(`/postmortems?incident=${name}`),
+      (r) => r.body.items?.length === 1,
+    );
+    const pm = await get(`/postmortems/${after.body.items[0].name}`);
+    expect(pm.body.report.remediationApplied).toEqual({
+      runbook: 'custom-http-fix',
+      steps: expect.arrayContaining([expect.stringContaining('HttpRequest')]),
+      result: expect.stringContaining('Completed'),
+    });
+
+    const described = await s.client.workflow.getHandle(plan.name).describe();
+    expect(described.typedSearchAttributes.get(REMEDIATION_STATE)).toBe('Completed');
+  });
+
+  it('a missing template parameter fails the plan before any step runs', async () => {
+    await runbook({
+      name: 'custom-needs-param',
+      category: 'custom',
+      automated: true,
+      severity: ['low'],
+      targets: { signalTypes: ['Custom'], resourceKinds: ['StatefulSet'] },
+      steps: [{ type: 'HttpRequest', params: { url: `${baseUrl}/never/{{labels.team}}` } }],
+    });
+    const before = received.length;
+    const name = await open('StatefulSet/db');
+    await untilState(name, 'Escalated');
+    const [plan] = await plans(name);
+    expect(plan.state).toBe('Failed');
+    expect(plan.result).toContain('{{labels.team}}');
+    expect(plan.result).toContain('no step was run');
+    expect(received.slice(before).filter((r) => r.url.startsWith('/never'))).toHaveLength(0);
+    const events = await timeline(name);
+    expect(events.filter((e) => e.type === 'ActionExecuted')).toHaveLength(0);
+    expect(events.find((e) => e.type === 'Escalation')?.message).toMatch(/escalated to on-call/);
+  });
+
+  it('a failing step fails the plan, and the next strategy runs (RunScript in the real shell)', async () => {
+    await runbook({
+      name: 'custom-a-broken',
+      category: 'custom',
+      automated: true,
+      severity: ['low'],
+      targets: { signalTypes: ['Custom'], resourceKinds: ['DaemonSet'] },
+      steps: [{ type: 'HttpRequest', params: { method: 'PUT', url: `${baseUrl}/teapot`, expectStatus: 200 } }],
+    });
+    await runbook({
+      name: 'custom-b-script',
+      category: 'custom',
+      automated: true,
+      severity: ['low'],
+      targets: { signalTypes: ['Custom'], resourceKinds: ['DaemonSet'] },
+      steps: [{ type: 'RunScript', params: { script: 'echo fixed {{resourceName}}', timeout: '30s' } }],
+    });
+    const name = await open('DaemonSet/agent');
+    const resolved = await untilState(name, 'Resolved');
+    expect(resolved.body.status.remediationAttempts).toBe(2);
+    const [first, second] = await plans(name).then((p) => p.sort((a, b) => a.attempt - b.attempt));
+    expect(first).toMatchObject({ state: 'Failed', strategy: expect.stringContaining('custom-a-broken') });
+    expect(first.result).toMatch(/step 1 HttpRequest failed/);
+    expect(second).toMatchObject({ state: 'Completed', strategy: expect.stringContaining('custom-b-script') });
+    const executed = (await timeline(name)).filter((e) => e.type === 'ActionExecuted');
+    expect(executed.map((e) => e.details.outcome)).toEqual(['failed', 'ok']);
+    expect(executed[1].details.result).toContain('fixed agent');
+  });
+});
