@@ -5,6 +5,7 @@ import { splitResource, type Severity } from '../domain/incident';
 import { KUBE_ERROR_TYPES, MAX_REPLICAS, type KubeTarget } from '../domain/kube-actions';
 import { formatMemory, formatCpu, memoryBytes, cpuMillis } from '../domain/quantity';
 import {
+  ADMIN_APPROVAL_RISK,
   approvalNeed,
   actionsFingerprint,
   CIRCUIT_BREAKER_WINDOW_MS,
@@ -25,7 +26,6 @@ import { parseDuration } from '../domain/duration';
 import type { ActionOf, RunbookAction } from '../domain/runbook';
 import { categoryForSignal } from '../domain/vocabulary';
 import { appendAudit } from '../store/audit';
-import { getCluster } from '../store/clusters';
 import { appendTimeline, getIncident, updateIncident, type IncidentRecord } from '../store/incidents';
 import { getInsightByIncident } from '../store/insights';
 import { allocateName } from '../store/names';
@@ -43,7 +43,7 @@ import {
 } from '../store/remediations';
 import { createRunbook, getRunbook, recordRunbookExecution, runbooksInCategory } from '../store/runbooks';
 import { kubeCall } from './kube-actions';
-import { kubeConfigFor } from './kube/client';
+import { clusterKnown, kubeConfigFor } from './kube/client';
 
 async function mustGetIncident(name: string): Promise<IncidentRecord> {
   const incident = await getIncident(name);
@@ -80,8 +80,8 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
   /** The incident's runbook matches, usable strategies and the engine's settings. */
   async function remediationOptions(input: { name: string }): Promise<RemediationOptions> {
     const incident = await mustGetIncident(input.name);
-    const [cluster, candidates, insight] = await Promise.all([
-      getCluster(incident.cluster),
+    const [reachable, candidates, insight] = await Promise.all([
+      clusterKnown(incident.cluster),
       runbooksInCategory(categoryForSignal(incident.signalType)),
       getInsightByIncident(incident.name),
     ]);
@@ -89,7 +89,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
     const steps = generatedSteps(insight);
     return {
       maxAttempts: config.FOGHORN_MAX_ATTEMPTS,
-      clusterRegistered: cluster !== undefined,
+      clusterRegistered: reachable,
       deployment: splitResource(incident.resource).kind === 'Deployment',
       runbooks: matchRunbooks(incident, candidates).map((m) => {
         const r = byName.get(m.runbook)!;
@@ -239,7 +239,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       approval: {
         required: plan.approvalRequired,
         reasons: plan.approvalReasons,
-        requiredRole: plan.riskScore >= 85 ? 'admin' : 'operator',
+        requiredRole: plan.riskScore >= ADMIN_APPROVAL_RISK ? 'admin' : 'operator',
       },
       verifyWindowMs: plan.verifyWindowMs,
       approvalTtlMs: settings.approvalTtlMs,

@@ -51,7 +51,7 @@ export interface RunbookOption {
 export interface RemediationOptions {
   /** FOGHORN_MAX_ATTEMPTS. */
   maxAttempts: number;
-  /** The incident's cluster is registered with Foghorn (its API can be reached). */
+  /** Foghorn can reach the incident's cluster: registered, or `local` from the environment. */
   clusterRegistered: boolean;
   /** The incident is about a Deployment (the only kind the agent and the actions change). */
   deployment: boolean;

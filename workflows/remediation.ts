@@ -116,6 +116,8 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
   let joined = 0;
   let fixedAt = new Date().toISOString();
   const executed: Executed[] = [];
+  /** An approval asked for whose workflow has not given its outcome: expired if the plan is cancelled. */
+  let undecided: string | undefined;
   const kubeTarget = plan.resource.kind === 'Deployment';
 
   const publish = () =>
@@ -178,6 +180,13 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     return await finish(...(await failAndUndo(`verification failed: ${verdict.summary}`)));
   } catch (err) {
     if (!isCancellation(err)) throw err;
+    // Cancelled after the approval was recorded but before its workflow ran (or answered): without
+    // this it stays `pending` for ever, listed and answering 503. A no-op once it is decided.
+    const orphan = undecided;
+    if (orphan)
+      await CancellationScope.nonCancellable(() =>
+        acts.expireApproval({ name: orphan, at: new Date().toISOString(), reason: 'incident resolved' }),
+      );
     return await finish(
       'Failed',
       `cancelled in state ${state}: the incident was resolved while the plan ran (no further step ran; ${executed.length} step(s) stayed applied)`,
@@ -217,7 +226,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         });
       }
     }
-    const request = await acts.requestApproval({
+    const approvalInput = {
       key,
       incident: plan.incident,
       namespace: plan.namespace,
@@ -229,7 +238,10 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       reasons: need.reasons,
       previews,
       ttlMs: plan.approvalTtlMs,
-    });
+    };
+    // Not cancellable: once the record may exist, we must know its name to expire it.
+    const request = await CancellationScope.nonCancellable(() => acts.requestApproval(approvalInput));
+    undecided = request.name;
     await acts.setPlanState({ plan: plan.name, state: 'Pending', approval: request.name });
     const outcome = await executeChild(approvalWorkflow, {
       workflowId: request.name,
@@ -244,6 +256,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         },
       ],
     });
+    undecided = undefined;
     return { ...outcome, name: request.name };
   }
 
@@ -449,8 +462,10 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     const context = await acts.agenticContext({ name: plan.incident });
     const steps: AgenticStepRecord[] = [];
     const started = Date.now();
+    /** Time spent waiting for a person's decision: the budget bounds the agent, not the approver. */
+    let waited = 0;
     for (let n = 1; n <= AGENTIC_MAX_STEPS; n++) {
-      if (Date.now() - started > AGENTIC_BUDGET_MS)
+      if (Date.now() - started - waited > AGENTIC_BUDGET_MS)
         return {
           kind: 'stop',
           result: `the agent used its ${formatDuration(AGENTIC_BUDGET_MS)} budget without a verdict`,
@@ -488,7 +503,9 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       const risk = planRisk(plan.incidentRisk, [action]);
       const need = approvalNeed({ risk, threshold: plan.riskThreshold });
       if (need.required) {
+        const asked = Date.now();
         const decided = await askApproval(`${plan.name}/${n}`, [action], need, risk, [index]);
+        waited += Date.now() - asked;
         if (decided.status !== 'approved')
           return {
             kind: 'approval',

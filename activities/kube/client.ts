@@ -82,3 +82,9 @@ export async function kubeConfigFor(cluster: string): Promise<KubeConfig> {
   }
   throw notRegistered(cluster);
 }
+
+/** True when kubeConfigFor(cluster) has somewhere to look: a registration, or `local` from the environment. */
+export async function clusterKnown(cluster: string): Promise<boolean> {
+  if (await getCluster(cluster)) return true;
+  return cluster === LOCAL_CLUSTER && localClusterSource(process.env) !== undefined;
+}

@@ -4,6 +4,7 @@ import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
 import type { UserRole } from '../../domain/roles';
 import { createRunbook } from '../../store/runbooks';
 import { APPROVAL_STATUS, REMEDIATION_STATE } from '../../workflows/search-attributes';
+import { approvalAwaitingDecision } from '../harness/approvals';
 import { useStack } from '../harness/stack';
 
 /**
@@ -99,28 +100,14 @@ async function untilState(name: string, state: string, skipTime = false): Promis
   }
 }
 
-/**
- * The incident's pending approval once its workflow waits for a decision: its expiry timer has
- * started and no activity is in flight. Before that, a decision can meet no workflow yet (503),
- * and a cancellation can meet a scheduled activity, which the time-skipping test server cannot
- * cancel (ACTIVITY_UNKNOWN, temporalio/sdk-typescript#1058: the workflow would hang).
- */
+/** The incident's pending approval once its workflow waits for a decision (see approvalAwaitingDecision). */
 async function pendingApprovalOf(incident: string): Promise<Json> {
   const list = await until(
     () => get(`/approvals?incident=${incident}&status=pending`),
     (r) => r.body.items?.length === 1,
   );
   const pending = list.body.items[0];
-  const handle = s.client.workflow.getHandle(pending.name);
-  await until(async () => {
-    try {
-      const [history, described] = await Promise.all([handle.fetchHistory(), handle.describe()]);
-      const timer = history.events?.some((e) => e.timerStartedEventAttributes) ?? false;
-      return timer && (described.raw.pendingActivities?.length ?? 0) === 0;
-    } catch {
-      return false; // not started yet
-    }
-  }, Boolean);
+  await approvalAwaitingDecision(s.client, pending.name);
   return pending;
 }
 
