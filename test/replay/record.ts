@@ -10,10 +10,14 @@
  * after an upgrade.
  */
 import { writeFile } from 'fs/promises';
+import http from 'http';
+import type { AddressInfo } from 'net';
 import path from 'path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { AppsV1Api } from '@kubernetes/client-node';
+import { runbookSpecSchema } from '../../domain/runbook';
+import { createRunbook } from '../../store/runbooks';
 import { chatWorkflowId } from '../../workflows/chat-messages';
 import { useTestSecretKey } from '../clusters/fixtures';
 import { useGateway } from '../harness/gateway';
@@ -94,6 +98,62 @@ async function main(): Promise<void> {
       60_000,
     );
     await save(gw.client, label, chatWorkflowId(chatId), 'chat-running');
+
+    // 5. Remediation (v0.4 on): a runbook's HTTP step fixes one incident (incident, plan and
+    //    postmortem complete); another incident's plan waits for an approval (running).
+    const receiver = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    try {
+      for (const [name, category, approvalRequired] of [
+        ['replay-http-fix', 'custom', false],
+        ['replay-http-approval', 'latency', true],
+      ] as const)
+        await createRunbook(
+          runbookSpecSchema.parse({
+            name,
+            category,
+            description: 'replay recording',
+            version: '1.0.0',
+            automated: true,
+            approvalRequired,
+            severity: ['high'],
+            steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${url}/{{deployment}}` } }],
+          }),
+        );
+      const remediate = async (resource: string, signalType: string) => {
+        const res = await gw.call('POST', '/incidents', {
+          token: gw.tokens.operator,
+          body: { resource, namespace: 'shop', signalType, severity: 'high', description: 'replay' },
+        });
+        return res.body.metadata.name as string;
+      };
+      const fixed = await remediate('Deployment/search', 'Custom');
+      for (let i = 0; i < 60 && (await get(`/incidents/${fixed}`)).body.status.state !== 'Resolved'; i++)
+        await gw.wf.env.sleep(30_000); // the verification window is a durable timer
+      await gw.client.workflow.getHandle(fixed).result();
+      const [plan] = (await get(`/remediations?incident=${fixed}`)).body.items;
+      await save(gw.client, label, fixed, 'incident-remediated');
+      await save(gw.client, label, plan.name, 'remediation-completed');
+
+      const waiting = await remediate('Deployment/feed', 'HighLatency');
+      const pending = await gw.eventually(
+        () => get(`/approvals?incident=${waiting}&status=pending`),
+        (r) => r.body.items?.length === 1,
+        60_000,
+      );
+      const approval = pending.body.items[0];
+      await gw.eventually(
+        async () => (await gw.client.workflow.getHandle(approval.name).fetchHistory()).events ?? [],
+        (events) => events.some((e) => e.timerStartedEventAttributes),
+        60_000,
+      );
+      await save(gw.client, label, waiting, 'incident-remediating-running');
+      await save(gw.client, label, approval.plan, 'remediation-awaiting-approval');
+      await save(gw.client, label, approval.name, 'approval-pending');
+    } finally {
+      receiver.close();
+    }
 
     // 4. A registered cluster: its health checks and its watch, running, after the watcher
     //    opened an incident for a crash-looping Deployment.

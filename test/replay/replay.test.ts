@@ -23,11 +23,13 @@ describe('replay of recorded histories', () => {
     );
     expect([...types].sort()).toEqual([
       'agentTurnWorkflow',
+      'approvalWorkflow',
       'chatWorkflow',
       'clusterHealthWorkflow',
       'clusterWatchWorkflow',
       'incidentWorkflow',
       'postmortemWorkflow',
+      'remediationWorkflow',
     ]);
   });
 
