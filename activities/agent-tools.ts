@@ -1,5 +1,4 @@
 import type { Client } from '@temporalio/client';
-import path from 'path';
 import { z } from 'zod';
 import {
   callerIdentity,
@@ -40,7 +39,7 @@ import { getTimeline, listIncidents } from '../store/incidents';
 import { getPostmortem, getPostmortemByIncident } from '../store/postmortems';
 import { idempotencyKey, withHeartbeat } from './context';
 import { createMttrActivities } from './mttr';
-import { DEFAULT_SHELL_DIR, probeShell, runShell, ShellDirError } from './shell';
+import { configuredShell, runShell, ShellDirError } from './shell';
 
 /**
  * The chat agent's tools (DESIGN §10), one activity for all of them. Incident actions take the
@@ -75,14 +74,8 @@ const warnedShellOff = new Set<string>();
 export function createAgentToolActivities(deps: AgentToolDeps) {
   const { config } = deps;
   // Decided at worker start: the sandbox (activities/shell.ts) or a clear reason why not.
-  const shell =
-    config.FOGHORN_AGENT_SHELL === 'on'
-      ? probeShell({
-          enabled: true,
-          user: config.FOGHORN_AGENT_SHELL_USER,
-          network: config.FOGHORN_AGENT_SHELL_NETWORK,
-        })
-      : undefined;
+  const configured = config.FOGHORN_AGENT_SHELL === 'on' ? configuredShell(config) : undefined;
+  const shell = configured?.shell;
   if (shell && !shell.available && !warnedShellOff.has(shell.reason)) {
     warnedShellOff.add(shell.reason);
     console.warn(`foghorn worker: the agent shell (/sh) is off: ${shell.reason}`);
@@ -185,7 +178,7 @@ export function createAgentToolActivities(deps: AgentToolDeps) {
     async run_shell({ command }, caller) {
       if (!shell) return { error: true, text: SHELL_DISABLED };
       if (!shell.available) return { error: true, text: `The shell tool is off: ${shell.reason}.` };
-      const cwd = path.resolve(config.FOGHORN_AGENT_SHELL_DIR ?? DEFAULT_SHELL_DIR);
+      const cwd = configured!.cwd;
       let run;
       try {
         run = await runShell(command, { timeoutMs: config.FOGHORN_AGENT_SHELL_TIMEOUT, cwd, sandbox: shell.sandbox });

@@ -1,5 +1,4 @@
 import { ApplicationFailure } from '@temporalio/common';
-import path from 'path';
 import type { z } from 'zod';
 import type { Config } from '../domain/config';
 import { parseRetryAfter } from '../domain/delivery';
@@ -40,7 +39,7 @@ import {
   type StepRunRecord,
 } from '../store/step-runs';
 import { withHeartbeat } from './context';
-import { DEFAULT_SHELL_DIR, probeShell, runShell, ShellDirError } from './shell';
+import { configuredShell, runShell, ShellDirError } from './shell';
 
 /**
  * The HttpRequest and RunScript steps of a remediation (DESIGN §8). A finished key answers its
@@ -70,22 +69,6 @@ function checkSameStep(record: StepRunRecord<unknown>, kind: StepKind, fingerpri
       `step key ${record.key} was already used for ${record.target}, not for this ${target}`,
       STEP_KEY_REUSED,
     );
-}
-
-/**
- * The sandbox and directory of the agent's shell (FOGHORN_AGENT_SHELL_USER, _NETWORK, _DIR), as
- * activities/agent-tools.ts builds them. A local copy of that code until activities/shell.ts
- * exports one builder both use.
- */
-function configuredShell(config: Config) {
-  return {
-    shell: probeShell({
-      enabled: true,
-      user: config.FOGHORN_AGENT_SHELL_USER,
-      network: config.FOGHORN_AGENT_SHELL_NETWORK,
-    }),
-    cwd: path.resolve(config.FOGHORN_AGENT_SHELL_DIR ?? DEFAULT_SHELL_DIR),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

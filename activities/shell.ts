@@ -198,3 +198,22 @@ export function probeShell(opts: { enabled: boolean; user: string; network: Shel
   probes.set(key, result);
   return result;
 }
+
+/**
+ * The sandbox and working directory configured for shell commands (FOGHORN_AGENT_SHELL_USER,
+ * _NETWORK, _DIR): the chat agent's /sh and runbook RunScript steps run the same way.
+ */
+export function configuredShell(config: {
+  FOGHORN_AGENT_SHELL_USER: string;
+  FOGHORN_AGENT_SHELL_NETWORK: ShellNetwork;
+  FOGHORN_AGENT_SHELL_DIR?: string;
+}): { shell: ShellAvailability; cwd: string } {
+  return {
+    shell: probeShell({
+      enabled: true,
+      user: config.FOGHORN_AGENT_SHELL_USER,
+      network: config.FOGHORN_AGENT_SHELL_NETWORK,
+    }),
+    cwd: path.resolve(config.FOGHORN_AGENT_SHELL_DIR ?? DEFAULT_SHELL_DIR),
+  };
+}
