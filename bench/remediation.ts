@@ -1,0 +1,245 @@
+/**
+ * Remediation engine throughput (issue 10 §5) on the embedded stack (`foghorn dev`): one
+ * automated runbook whose steps need no cluster — an HttpRequest to a local listener, a Wait of
+ * 1s, a verification window of 5s — so every plan has a known 6 s floor and the rest is the
+ * engine (analysis, runbook match, plan, child workflows, step activities, bookkeeping).
+ *  latency: N incidents (default 50) opened at a steady rate; alert → plan Completed p50/p95,
+ *           plans in flight at once at peak, throughput.
+ *  burst:   N incidents opened at once (default 100 and 200): plans in flight at once (peak and
+ *           time-weighted mean while any ran), throughput, and any incident not remediated.
+ * Each mode runs on a fresh stack. Usage:
+ *   npx ts-node --transpile-only bench/remediation.ts [latency|burst|all=all] [count=50] [perSecond=2] [bursts=100,200]
+ */
+import { mkdtempSync, rmSync } from 'fs';
+import http from 'http';
+import type { AddressInfo } from 'net';
+import { loadavg, tmpdir } from 'os';
+import path from 'path';
+import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
+import { percentile, runConcurrently } from './stats';
+
+const MODE = process.argv[2] ?? 'all';
+const COUNT = Number(process.argv[3] ?? 50);
+const PER_SECOND = Number(process.argv[4] ?? 2);
+const BURSTS = (process.argv[5] ?? '100,200').split(',').map(Number);
+const BURST_SENDERS = 32;
+/** The runbook's own time: Wait 1s + verification window 5s. */
+const FLOOR_MS = 6_000;
+const SETTLE_TIMEOUT_MS = 15 * 60_000;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- API JSON
+type Json = any;
+
+interface Stack {
+  dev: DevProcess;
+  dataDir: string;
+  listener: http.Server;
+  /** Idempotency-Key of every request the runbook's step sent. */
+  hits: string[];
+  call: (method: string, p: string, body?: unknown) => Promise<{ status: number; body: Json }>;
+}
+
+async function startStack(): Promise<Stack> {
+  const hits: string[] = [];
+  const listener = http.createServer((req, res) => {
+    hits.push(String(req.headers['idempotency-key'] ?? ''));
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  });
+  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-remediation-'));
+  const dev = await startDev({
+    ...(await devEnv(dataDir)),
+    FOGHORN_RATE_LIMIT: '1000000',
+    FOGHORN_LLM_BASE_URL: '', // the rules analyzer; no agentic strategy
+    FOGHORN_WEBHOOK_ADDR: '',
+    KUBECONFIG: '', // no cluster: verification checks signals only
+  });
+  const call = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(dev.api + p, {
+      method,
+      headers: { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+  const stack: Stack = (current = { dev, dataDir, listener, hits, call });
+  await waitReady(dev.api);
+  const port = (listener.address() as AddressInfo).port;
+  const created = await call('POST', '/runbooks', {
+    name: 'bench-http-fix',
+    category: 'custom',
+    description: 'Benchmark: tell a local listener, wait 1s, verify for 5s',
+    version: '1.0.0',
+    automated: true,
+    severity: ['low'],
+    targets: { signalTypes: ['Custom'], resourceKinds: ['Deployment'] },
+    steps: [
+      {
+        type: 'HttpRequest',
+        params: { method: 'POST', url: `http://127.0.0.1:${port}/fix/{{deployment}}`, expectStatus: 200 },
+      },
+      { type: 'Wait', params: { duration: '1s' } },
+    ],
+    verificationWindow: '5s',
+  });
+  if (created.status !== 201) throw new Error(`runbook: HTTP ${created.status} ${JSON.stringify(created.body)}`);
+  return stack;
+}
+
+async function stopStack(s: Stack) {
+  current = undefined;
+  await stopDev(s.dev);
+  await new Promise((r) => s.listener.close(r));
+  rmSync(s.dataDir, { recursive: true, force: true });
+}
+
+/** Opens one incident (Custom, low: plan risk 10 + 10 for the HttpRequest, no approval). */
+async function open(s: Stack, namespace: string, i: number): Promise<void> {
+  const res = await s.call('POST', '/incidents', {
+    resource: `Deployment/svc-${i}`,
+    namespace,
+    signalType: 'Custom',
+    severity: 'low',
+    description: 'benchmark incident',
+  });
+  if (res.status !== 201) throw new Error(`POST /incidents: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+async function listAll(s: Stack, p: string): Promise<Json[]> {
+  const items: Json[] = [];
+  for (let page = 1; ; page++) {
+    const res = await s.call('GET', `${p}&pageSize=100&page=${page}`);
+    items.push(...res.body.items);
+    if (items.length >= res.body.metadata.totalCount || res.body.items.length === 0) return items;
+  }
+}
+
+const SETTLED = ['Resolved', 'Escalated', 'Failed'];
+
+/** Waits until every incident of `namespace` has left automation; its incidents and plans. */
+async function settle(s: Stack, namespace: string, expected: number) {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  let incidents: Json[] = [];
+  for (;;) {
+    incidents = await listAll(s, `/incidents?namespace=${namespace}`);
+    if (incidents.length >= expected && incidents.every((i) => SETTLED.includes(i.state))) break;
+    if (Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  const plans = await listAll(s, `/remediations?namespace=${namespace}`);
+  return { incidents, plans };
+}
+
+const ms = (iso: string) => new Date(iso).getTime();
+const sec = (x: number) => `${(x / 1000).toFixed(2)} s`;
+
+/** Plans in flight at once, from their [startedAt, completedAt] intervals: peak and time-weighted mean. */
+function overlap(plans: Json[]) {
+  const edges: [number, number][] = [];
+  for (const p of plans) if (p.completedAt) edges.push([ms(p.startedAt), 1], [ms(p.completedAt), -1]);
+  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let peak = 0;
+  let area = 0;
+  for (let i = 0; i < edges.length; i++) {
+    now += edges[i][1];
+    peak = Math.max(peak, now);
+    if (i + 1 < edges.length) area += now * (edges[i + 1][0] - edges[i][0]);
+  }
+  const span = edges.length ? edges[edges.length - 1][0] - edges[0][0] : 0;
+  return { peak, mean: span > 0 ? area / span : 0 };
+}
+
+/** Everything one run says: latencies, overlap, throughput, and what did not complete. */
+function report(label: string, s: Stack, incidents: Json[], plans: Json[], expected: number) {
+  const detected = new Map(incidents.map((i) => [i.name, ms(i.detectedAt)]));
+  const completed = plans.filter((p) => p.state === 'Completed');
+  const total = completed.map((p) => ms(p.completedAt) - detected.get(p.issueRef)!).sort((a, b) => a - b);
+  const queue = completed.map((p) => ms(p.startedAt) - detected.get(p.issueRef)!).sort((a, b) => a - b);
+  const run = completed.map((p) => ms(p.completedAt) - ms(p.startedAt)).sort((a, b) => a - b);
+  const first = Math.min(...detected.values());
+  const last = Math.max(...completed.map((p) => ms(p.completedAt)));
+  const { peak, mean } = overlap(plans);
+  const notResolved = incidents.filter((i) => i.state !== 'Resolved');
+  const byState = (xs: Json[], key: string) =>
+    Object.entries(xs.reduce((m: Record<string, number>, x) => ({ ...m, [x[key]]: (m[x[key]] ?? 0) + 1 }), {}))
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+  console.log(`\n${label} (load1 ${loadavg()[0].toFixed(1)})`);
+  console.log(
+    `| incidents | completed | alert → Completed p50 / p95 / max | alert → plan started p50 / p95 | plan run p50 / p95 (floor 6 s) | in flight at once: peak / mean | throughput |`,
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  console.log(
+    `| ${incidents.length}/${expected} | ${completed.length} | ${sec(percentile(total, 50))} / ${sec(percentile(total, 95))} / ${sec(total[total.length - 1])} | ` +
+      `${sec(percentile(queue, 50))} / ${sec(percentile(queue, 95))} | ${sec(percentile(run, 50))} / ${sec(percentile(run, 95))} | ` +
+      `${peak} / ${mean.toFixed(1)} | ${((completed.length / (last - first)) * 1000).toFixed(2)} plans/s |`,
+  );
+  console.log(
+    `engine time above the floor (alert → Completed − 6 s): p50 ${sec(percentile(total, 50) - FLOOR_MS)}, p95 ${sec(percentile(total, 95) - FLOOR_MS)}; ` +
+      `HTTP steps received ${s.hits.length} (distinct keys ${new Set(s.hits).size}) for ${plans.length} plans; ` +
+      `plans: ${byState(plans, 'state')}; incidents not resolved: ${notResolved.length ? byState(notResolved, 'state') : 0}`,
+  );
+}
+
+async function latencyMode() {
+  const s = await startStack();
+  try {
+    const namespace = 'bench-latency';
+    const gapMs = 1000 / PER_SECOND;
+    const started = performance.now();
+    const sends: Promise<void>[] = [];
+    for (let i = 0; i < COUNT; i++) {
+      const due = started + i * gapMs;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      sends.push(open(s, namespace, i));
+    }
+    await Promise.all(sends);
+    const { incidents, plans } = await settle(s, namespace, COUNT);
+    report(`latency: ${COUNT} incidents, ${PER_SECOND} per second`, s, incidents, plans, COUNT);
+  } finally {
+    await stopStack(s);
+  }
+}
+
+async function burstMode(size: number) {
+  const s = await startStack();
+  try {
+    const namespace = `bench-burst-${size}`;
+    const t0 = performance.now();
+    await runConcurrently(size, BURST_SENDERS, (i) => open(s, namespace, i));
+    const posted = performance.now() - t0;
+    const { incidents, plans } = await settle(s, namespace, size);
+    report(
+      `burst: ${size} incidents at once (${BURST_SENDERS} senders, all posted in ${sec(posted)})`,
+      s,
+      incidents,
+      plans,
+      size,
+    );
+  } finally {
+    await stopStack(s);
+  }
+}
+
+/** Ctrl-C or a timeout stops the stack of the mode in flight too (no orphaned `foghorn dev`). */
+let current: Stack | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    void (current ? stopStack(current) : Promise.resolve()).finally(() => process.exit(130));
+  });
+
+async function main() {
+  if (MODE === 'latency' || MODE === 'all') await latencyMode();
+  if (MODE === 'burst' || MODE === 'all') for (const size of BURSTS) await burstMode(size);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
