@@ -42,7 +42,10 @@ import {
   type PlanRecord,
 } from '../store/remediations';
 import { createRunbook, getRunbook, recordRunbookExecution, runbooksInCategory } from '../store/runbooks';
+import { redact, redactText } from '../domain/redact';
+import type { HttpStepResult } from '../domain/remediation-steps';
 import { kubeCall } from './kube-actions';
+import { createRemediationStepActivities } from './remediation-steps';
 import { clusterKnown, kubeConfigFor } from './kube/client';
 
 async function mustGetIncident(name: string): Promise<IncidentRecord> {
@@ -54,6 +57,16 @@ async function mustGetPlan(name: string): Promise<PlanRecord> {
   const plan = await getPlan(name);
   if (!plan) throw new Error(`remediation plan ${name} does not exist`);
   return plan;
+}
+
+/**
+ * A step as it may travel in workflow payloads and histories: an HTTP step's headers and body
+ * (credentials, tokens) stay in MongoDB, where runHttpPlanStep reads them; the URL is redacted.
+ */
+function payloadSafe(action: RunbookAction): RunbookAction {
+  if (action.type !== 'HttpRequest') return action;
+  const { headers: _headers, body: _body, ...rest } = action.params;
+  return { ...action, params: { ...rest, url: redactText(action.params.url as string) } };
 }
 
 const notApplicable = (message: string) => ApplicationFailure.nonRetryable(message, KUBE_ERROR_TYPES.notApplicable);
@@ -71,6 +84,7 @@ function generatedSteps(insight: { suggestedActions?: unknown[] } | undefined) {
  * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
  */
 export function createRemediationActivities(config: Config, llmConfigured: boolean) {
+  const { runHttpStep } = createRemediationStepActivities(config);
   const settings = {
     verifyWindowMs: config.FOGHORN_VERIFY_WINDOW,
     approvalTtlMs: config.FOGHORN_APPROVAL_TTL,
@@ -232,7 +246,9 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       strategy: plan.strategy,
       agentic: plan.agenticMode,
       runbook: plan.runbook,
-      actions: plan.actions.map(({ type, params, description }) => ({ type, params, description }) as RunbookAction),
+      actions: plan.actions.map(({ type, params, description }) =>
+        payloadSafe({ type, params, description } as RunbookAction),
+      ),
       ...(plan.state === 'Failed' && { problem: plan.result }),
       riskScore: plan.riskScore,
       incidentRisk: incident.riskScore,
@@ -250,6 +266,23 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
   return {
     remediationOptions,
     preparePlan,
+
+    /** Runs HTTP step `index` of a plan as recorded (headers and body never pass through the workflow). */
+    async runHttpPlanStep(input: { plan: string; index: number }): Promise<HttpStepResult> {
+      const plan = await mustGetPlan(input.plan);
+      const action = plan.actions[input.index];
+      if (action?.type !== 'HttpRequest')
+        throw notApplicable(`step ${input.index + 1} of ${plan.name} is not an HttpRequest`);
+      const p = action.params;
+      return runHttpStep({
+        key: `${plan.name}/${input.index}`,
+        method: p.method,
+        url: p.url as string,
+        ...(p.headers && { headers: p.headers }),
+        ...(p.body !== undefined && { body: p.body }),
+        ...(p.expectStatus !== undefined && { expectStatus: p.expectStatus }),
+      });
+    },
 
     async setPlanState(input: { plan: string; state: PlanState; approval?: string }): Promise<void> {
       await updatePlan(input.plan, { state: input.state, ...(input.approval && { approval: input.approval }) });
@@ -286,6 +319,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       if (undo) await recordStepOutcome(plan.name, input.index, 'undone', input.result);
       else await recordStepOutcome(plan.name, input.index, input.outcome, input.result);
       const suffix = undo ? `undo/${input.index}` : `step/${input.index}`;
+      const params = redact(input.params); // what people read: never a credential
       await appendTimeline(plan.issueRef, [
         {
           key: `${plan.name}/${suffix}`,
@@ -298,7 +332,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
               plan: plan.name,
               step: stepNo,
               action: input.type,
-              params: input.params,
+              params,
               outcome: input.outcome,
               result: input.result,
               ...(undo && { undo: true }),
@@ -321,7 +355,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
             runbook: plan.runbook,
             step: stepNo,
             action: input.type,
-            params: input.params,
+            params,
             result: input.result,
             outcome: input.outcome,
           },

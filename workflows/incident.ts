@@ -25,13 +25,14 @@ import {
   SYSTEM_ACTOR,
   type CorrelatedSignal,
   type LiveState,
+  type ResolveRequest,
 } from '../domain/incident-requests';
 import { chooseStrategy, type Strategy } from '../domain/remediation';
 import type { PreparedPlan } from '../domain/remediation-plan';
 import { acknowledgeUpdate, correlateSignal, liveStateQuery, resolveUpdate, snoozeUpdate } from './incident-messages';
 import { postmortemWorkflow } from './postmortem';
 import { remediationWorkflow, type RemediationOutcome } from './remediation';
-import { signalJoinedSignal } from './remediation-messages';
+import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import { INCIDENT, INCIDENT_STATE, NAMESPACE, REMEDIATION_STATE, RESOURCE, SEVERITY } from './search-attributes';
 
 /**
@@ -109,6 +110,8 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
 
   /** The plan running now: new signals are forwarded to it (they fail its verification). */
   let activePlan: string | undefined;
+  /** The source's resolution while a plan ran: applied if the plan ends without running anything. */
+  let sourceResolution: ResolveRequest | undefined;
   setHandler(liveStateQuery, () => live);
   setHandler(correlateSignal, (signal) => {
     pending.push(signal);
@@ -170,8 +173,13 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
         return false;
       }
       if (request.atSource && activePlan) {
-        // A fix is being verified: the pods it replaced going away clears the alert, which is
-        // what verification checks; the plan's verdict resolves (or not) the incident.
+        // A fix is running or being verified: the pods it replaced going away clears the alert,
+        // which is what verification checks; the plan's verdict resolves (or not) the incident.
+        // A plan still waiting for its approval ends, and the source's resolution then stands.
+        sourceResolution = request;
+        await getExternalWorkflowHandle(activePlan)
+          .signal(sourceResolvedSignal)
+          .catch(() => undefined); // it ended meanwhile
         await acts.noteSourceResolution({ name, at, plan: activePlan });
         return false;
       }
@@ -279,6 +287,10 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
         await resolveBySystem(plan, outcome);
         return undefined;
       }
+      if (outcome.sourceResolved && sourceResolution) {
+        await resolveAs(sourceResolution);
+        return undefined;
+      }
       if (outcome.approval)
         return `Remediation plan ${plan.name} was not approved (${outcome.result}); escalated to on-call`;
     }
@@ -315,20 +327,21 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   }
 
   /** A verified fix resolves the incident: resolver `system`, resolution naming the plan. */
-  async function resolveBySystem(plan: PreparedPlan, outcome: RemediationOutcome): Promise<void> {
+  function resolveBySystem(plan: PreparedPlan, outcome: RemediationOutcome): Promise<void> {
+    return resolveAs({
+      resolution: `Remediated automatically by plan ${plan.name} (${plan.strategy}): ${outcome.result}`,
+      actor: SYSTEM_ACTOR,
+      atSource: false,
+      automatic: true,
+    });
+  }
+
+  /** Resolves from the workflow itself (a verified plan, or the source's deferred resolution). */
+  async function resolveAs(request: ResolveRequest): Promise<void> {
     if (resolved()) return;
     const at = new Date().toISOString();
-    Object.assign(live, { state: 'Resolved', resolvedBy: SYSTEM_ACTOR.user, resolvedAt: at });
-    await acts.resolveIncident({
-      name,
-      request: {
-        resolution: `Remediated automatically by plan ${plan.name} (${plan.strategy}): ${outcome.result}`,
-        actor: SYSTEM_ACTOR,
-        atSource: false,
-        automatic: true,
-      },
-      at,
-    });
+    Object.assign(live, { state: 'Resolved', resolvedBy: request.actor.user, resolvedAt: at });
+    await acts.resolveIncident({ name, request, at });
     publish();
   }
 

@@ -2,6 +2,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   ChildWorkflowFailure,
   condition,
   executeChild,
@@ -39,10 +40,15 @@ import {
   type KubeStepResult,
   type PreparedPlan,
 } from '../domain/remediation-plan';
-import { HTTP_STEP_ACTIVITY_OPTIONS, SCRIPT_STEP_ACTIVITY_OPTIONS } from '../domain/remediation-steps';
+import { redactText } from '../domain/redact';
+import {
+  describeHttpStep,
+  HTTP_STEP_ACTIVITY_OPTIONS,
+  SCRIPT_STEP_ACTIVITY_OPTIONS,
+} from '../domain/remediation-steps';
 import type { RunbookAction } from '../domain/runbook';
 import { approvalWorkflow } from './approval';
-import { signalJoinedSignal } from './remediation-messages';
+import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import { INCIDENT, NAMESPACE, REMEDIATION_STATE, RESOURCE } from './search-attributes';
 
 type KubeActionActivities = ReturnType<typeof createKubeActionActivities>;
@@ -60,7 +66,8 @@ const resolve = proxyActivities<RemediationActivities>(KUBE_READ_ACTIVITY_OPTION
 const kube = proxyActivities<KubeActionActivities>(KUBE_ACTION_ACTIVITY_OPTIONS);
 /** The agent's reads and the approval previews: a few quick tries, then the caller goes on without them. */
 const reads = proxyActivities<KubeReadActivities & KubePreviewActivities>(KUBE_READ_ACTIVITY_OPTIONS);
-const http = proxyActivities<RemediationStepActivities>(HTTP_STEP_ACTIVITY_OPTIONS);
+/** HTTP steps read their headers and body from the plan record: they never travel in the payload. */
+const http = proxyActivities<RemediationActivities>(HTTP_STEP_ACTIVITY_OPTIONS);
 const script = proxyActivities<RemediationStepActivities>(SCRIPT_STEP_ACTIVITY_OPTIONS);
 const agent = proxyActivities<AgenticActivities>(AGENTIC_ACTIVITY_OPTIONS);
 /**
@@ -89,6 +96,8 @@ export interface RemediationOutcome {
   /** Set when the plan waited for a person and did not get a yes. */
   approval?: Exclude<ApprovalOutcome['status'], 'approved'>;
   approvalName?: string;
+  /** The alert cleared at source while the plan still waited for its approval: nothing ran. */
+  sourceResolved?: boolean;
 }
 
 /** A Kubernetes step that ran: how to describe and how to undo it. */
@@ -138,7 +147,9 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     publish();
     return { state: end, result, ...extra };
   };
+  let sourceCleared = false;
   setHandler(signalJoinedSignal, () => void joined++);
+  setHandler(sourceResolvedSignal, () => void (sourceCleared = true));
   publish();
 
   if (plan.problem) return { state: 'Failed', result: plan.problem }; // recorded Failed when it was made
@@ -150,6 +161,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         return await finish('Failed', approvalText(decision, decision.name), {
           approval: decision.status,
           approvalName: decision.name,
+          ...(sourceCleared && decision.status === 'expired' ? { sourceResolved: true } : {}),
         });
     }
     await moveTo('Executing');
@@ -161,8 +173,12 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         return await finish('Failed', end.result, { approval: end.status, approvalName: end.approval });
     } else {
       for (const [index, action] of plan.actions.entries()) {
+        // Steps that change things finish once started (nonCancellable); a cancel is seen between
+        // them. A Wait changes nothing: it is cut short.
+        if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('the plan was cancelled');
         try {
-          await CancellationScope.nonCancellable(() => runStep(index, action));
+          if (action.type === 'Wait') await runStep(index, action);
+          else await CancellationScope.nonCancellable(() => runStep(index, action));
         } catch (err) {
           if (isCancellation(err)) throw err;
           return await finish(...(await failAndUndo(`step ${index + 1} ${action.type} failed: ${failureText(err)}`)));
@@ -243,19 +259,32 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     const request = await CancellationScope.nonCancellable(() => acts.requestApproval(approvalInput));
     undecided = request.name;
     await acts.setPlanState({ plan: plan.name, state: 'Pending', approval: request.name });
-    const outcome = await executeChild(approvalWorkflow, {
-      workflowId: request.name,
-      args: [
-        {
-          name: request.name,
-          incident: plan.incident,
-          namespace: plan.namespace,
-          plan: plan.name,
-          requiredRole: need.requiredRole,
-          ttlMs: plan.approvalTtlMs,
-        },
-      ],
-    });
+    // The wait ends early when the alert clears at source: nothing ran, nothing is left to approve.
+    const waiting = new CancellationScope();
+    const child = waiting.run(() =>
+      executeChild(approvalWorkflow, {
+        workflowId: request.name,
+        args: [
+          {
+            name: request.name,
+            incident: plan.incident,
+            namespace: plan.namespace,
+            plan: plan.name,
+            requiredRole: need.requiredRole,
+            ttlMs: plan.approvalTtlMs,
+          },
+        ],
+      }),
+    );
+    void condition(() => sourceCleared).then(() => waiting.cancel());
+    let outcome: ApprovalOutcome;
+    try {
+      outcome = await child;
+    } catch (err) {
+      if (!(sourceCleared && isCancellation(err))) throw err;
+      outcome = { status: 'expired', reason: 'incident resolved' };
+    }
+    if (sourceCleared && outcome.status === 'expired') outcome = { ...outcome, reason: 'the alert resolved at source' };
     undecided = undefined;
     return { ...outcome, name: request.name };
   }
@@ -299,7 +328,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     }
     switch (action.type) {
       case 'Wait':
-        await CancellationScope.cancellable(() => sleep(parseDuration(action.params.duration)));
+        await sleep(parseDuration(action.params.duration));
         return `waited ${action.params.duration}`;
       case 'Notify': {
         const sent = await notify.notifyHomeChannel({
@@ -317,14 +346,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       }
       case 'HttpRequest': {
         const p = action.params;
-        const r = await http.runHttpStep({
-          key,
-          method: p.method,
-          url: p.url as string,
-          ...(p.headers && { headers: p.headers }),
-          ...(p.body !== undefined && { body: p.body }),
-          ...(p.expectStatus !== undefined && { expectStatus: p.expectStatus }),
-        });
+        const r = await http.runHttpPlanStep({ plan: plan.name, index });
         if (!r.ok)
           throw ApplicationFailure.nonRetryable(
             `${p.method} answered ${r.status}${p.expectStatus ? ` (expected ${p.expectStatus})` : ''}`,
@@ -558,8 +580,14 @@ function approvalText(outcome: ApprovalOutcome, name: string): string {
   return `approval ${name} ${outcome.status} by ${outcome.decidedBy}${outcome.comment ? `: ${outcome.comment}` : ''}`;
 }
 
-/** `ScaleDeployment {"replicas":3}` for the approval's `action` text. */
+/**
+ * `ScaleDeployment {"replicas":3}` for the approval's `action` text, which is stored, listed by
+ * GET /approvals, put on the timeline and sent to chat: an HTTP step shows its method and URL
+ * without credentials or query (never its headers or body), everything else passes redactText.
+ */
 function describeAction(a: RunbookAction): string {
+  if (a.type === 'HttpRequest')
+    return `HttpRequest ${describeHttpStep({ method: a.params.method, url: a.params.url as string })}`;
   const params = JSON.stringify(a.params);
-  return params === '{}' ? a.type : `${a.type} ${params}`;
+  return params === '{}' ? a.type : `${a.type} ${redactText(params)}`;
 }
