@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { redact } from '../../domain/redact';
 import { formatDuration } from '../../domain/duration';
 import { actionSchema, runbookSpecSchema, runbookUpdateSchema } from '../../domain/runbook';
 import { resourceKindSchema, runbookCategorySchema, severitySchema, signalTypeSchema } from '../../domain/vocabulary';
@@ -39,6 +40,10 @@ const runbookListItemSchema = z.object({
   steps: z.array(actionSchema),
   targets: targetsSchema,
   maxAttempts: z.number().int(),
+  reviewPending: z
+    .boolean()
+    .describe('proposed by Foghorn from an agentic plan: not matched until an admin updates it'),
+  proposedBy: z.string().optional().describe('the remediation plan it was proposed from'),
 });
 
 const runbookDetailSchema = z.object({
@@ -52,6 +57,8 @@ const runbookDetailSchema = z.object({
     successRate: z.number().min(0).max(100),
     lastUsed: z.string().datetime().optional(),
     executions: z.number().int(),
+    reviewPending: z.boolean(),
+    proposedBy: z.string().optional(),
   }),
 });
 
@@ -75,8 +82,15 @@ const targetsView = (r: RunbookRecord) => ({
   resourceKinds: r.targets?.resourceKinds ?? [],
 });
 
-// `params` is never absent in the API, even for an action without parameters.
-const stepsView = (r: RunbookRecord) => r.steps.map((s) => ({ ...s, params: s.params ?? {} }));
+// `params` is never absent in the API, even for an action without parameters. Redacted: viewers
+// read runbooks, and an HttpRequest step may carry an Authorization header.
+const stepsView = (r: RunbookRecord) => r.steps.map((s) => redact({ ...s, params: s.params ?? {} }));
+
+/** A runbook Foghorn proposed (from a successful agentic plan) waits for an admin's update before it can match. */
+const reviewView = (r: RunbookRecord) => ({
+  reviewPending: r.reviewPending === true,
+  ...(r.proposedBy && { proposedBy: r.proposedBy }),
+});
 
 function listItemView(r: RunbookRecord) {
   const { stepsCount, avgExecutionTime, successRate, lastUsed } = stats(r);
@@ -96,6 +110,7 @@ function listItemView(r: RunbookRecord) {
     steps: stepsView(r),
     targets: targetsView(r),
     maxAttempts: r.maxAttempts,
+    ...reviewView(r),
   };
 }
 
@@ -114,8 +129,9 @@ function detailView(r: RunbookRecord) {
       targets: targetsView(r),
       steps: stepsView(r),
       maxAttempts: r.maxAttempts,
+      ...(r.verificationWindow && { verificationWindow: r.verificationWindow }),
     },
-    status: { ...stats(r), executions: r.executions ?? 0 },
+    status: { ...stats(r), executions: r.executions ?? 0, ...reviewView(r) },
   };
 }
 

@@ -127,6 +127,7 @@ describe('seeding the built-in runbooks', () => {
         steps: builtin.steps,
         targets: builtin.targets,
         maxAttempts: builtin.maxAttempts,
+        reviewPending: false,
       },
     ]);
     expect(res.body.items[0]).not.toHaveProperty('lastUsed');
@@ -271,6 +272,7 @@ describe('usage statistics', () => {
       successRate: 66.7,
       lastUsed: t1.toISOString(),
       executions: 3,
+      reviewPending: false,
     });
     const list = await api.call('GET', '/runbooks?category=latency&severity=medium');
     expect(list.body.items).toHaveLength(1);
@@ -377,7 +379,7 @@ describe('CRUD round trip', () => {
       kind: 'Runbook',
       metadata: { name, createdAt: expect.stringMatching(ISO), updatedAt: created.body.metadata.createdAt },
       spec: expectedSpec(input),
-      status: { stepsCount: 3, avgExecutionTime: '0s', successRate: 0, executions: 0 },
+      status: { stepsCount: 3, avgExecutionTime: '0s', successRate: 0, executions: 0, reviewPending: false },
     });
     // Defaults are applied and visible: automated, approvalRequired, maxAttempts, the HTTP method.
     expect(created.body.spec).toMatchObject({ automated: true, approvalRequired: false, maxAttempts: 3 });

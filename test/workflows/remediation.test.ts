@@ -213,3 +213,45 @@ describe('runbook remediation without a cluster', () => {
     expect(executed[1].details.result).toContain('fixed agent');
   });
 });
+
+describe('secrets in HttpRequest steps', () => {
+  it('the step's headers and body are sent from the plan record, and its Authorization header is in no workflow payload, timeline, audit record or API view', async () => {
+    const secret = 'Bearer tkn-3f9a8b7c6d5e4f3a2b1c';
+    await runbook({
+      name: 'custom-authed-call',
+      category: 'custom',
+      automated: true,
+      severity: ['medium'],
+      targets: { signalTypes: ['Custom'], resourceKinds: ['Pod'] },
+      steps: [
+        {
+          type: 'HttpRequest',
+          params: { method: 'POST', url: `${baseUrl}/authed`, headers: { Authorization: secret }, body: 'payload' },
+        },
+      ],
+    });
+    const res = await s.call('POST', '/incidents', {
+      token: s.tokens.operator,
+      body: { resource: 'Pod/api-0', namespace: 'shop', signalType: 'Custom', severity: 'medium', description: 'test' },
+    });
+    const name = res.body.metadata.name as string;
+    await untilState(name, 'Resolved');
+    const [plan] = await plans(name);
+    expect(received.filter((r) => r.url === '/authed')).toHaveLength(1);
+    expect(received.find((r) => r.url === '/authed')?.body).toBe('payload'); // read from the plan record
+
+    const seen: string[] = [];
+    for (const id of [name, plan.name]) {
+      const history = await s.client.workflow.getHandle(id).fetchHistory();
+      seen.push(
+        JSON.stringify(history.events, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v)),
+      );
+    }
+    seen.push(JSON.stringify(await timeline(name)));
+    seen.push(JSON.stringify((await get(`/remediations/${plan.name}`)).body));
+    seen.push(JSON.stringify((await get('/runbooks/custom-authed-call')).body));
+    seen.push(JSON.stringify((await s.call('GET', `/audit?resource=${name}`, { token: s.tokens.operator })).body));
+    for (const text of seen) expect(text).not.toContain('tkn-3f9a8b7c6d5e4f3a2b1c');
+    expect(seen.join('')).toContain('/authed'); // the checks looked at the right things
+  });
+});
