@@ -215,7 +215,7 @@ describe('runbook remediation without a cluster', () => {
 });
 
 describe('secrets in HttpRequest steps', () => {
-  it('the step's headers and body are sent from the plan record, and its Authorization header is in no workflow payload, timeline, audit record or API view', async () => {
+  it("the step's headers and body are sent from the plan record, and its Authorization header is in no workflow payload, timeline, audit record or API view", async () => {
     const secret = 'Bearer tkn-3f9a8b7c6d5e4f3a2b1c';
     await runbook({
       name: 'custom-authed-call',
