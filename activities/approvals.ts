@@ -1,7 +1,13 @@
 import type { Actor } from '../domain/incident-requests';
 import type { UserRole } from '../domain/roles';
 import { appendAudit } from '../store/audit';
-import { approvalByKey, createApprovalOnce, decideApprovalOnce, getApproval, type ApprovalPreview } from '../store/approvals';
+import {
+  approvalByKey,
+  createApprovalOnce,
+  decideApprovalOnce,
+  getApproval,
+  type ApprovalPreview,
+} from '../store/approvals';
 import { appendTimeline } from '../store/incidents';
 import { allocateName } from '../store/names';
 
@@ -128,7 +134,12 @@ export function createApprovalActivities() {
             type: 'ApprovalDecided',
             source: `user:${input.actor.user}`,
             message: `Approval ${a.name} ${input.status} by ${input.actor.user}${input.comment ? `: ${input.comment}` : ''}`,
-            details: { approvalName: a.name, status: input.status, decidedBy: input.actor.user, comment: input.comment ?? '' },
+            details: {
+              approvalName: a.name,
+              status: input.status,
+              decidedBy: input.actor.user,
+              comment: input.comment ?? '',
+            },
           },
         },
       ]);

@@ -4,7 +4,14 @@ import { createServer, type Server, type ServerResponse } from 'http';
 import type { AddressInfo } from 'net';
 import { tmpdir } from 'os';
 import path from 'path';
-import { deploymentManifest, useKube, waitFor, type ApiWrite, type KubeCluster, type WriteFilter } from '../harness/kube';
+import {
+  deploymentManifest,
+  useKube,
+  waitFor,
+  type ApiWrite,
+  type KubeCluster,
+  type WriteFilter,
+} from '../harness/kube';
 import { killAll, survivors, until } from '../harness/processes';
 import { useSplitStack, type SplitStack } from '../harness/split-stack';
 
