@@ -1,12 +1,11 @@
 import type { Actor } from '../domain/incident-requests';
-import type { UserRole } from '../domain/roles';
 import { appendAudit } from '../store/audit';
 import {
   approvalByKey,
   createApprovalOnce,
   decideApprovalOnce,
   getApproval,
-  type ApprovalPreview,
+  type ApprovalRecord,
 } from '../store/approvals';
 import { appendTimeline } from '../store/incidents';
 import { allocateName } from '../store/names';
@@ -14,20 +13,11 @@ import { allocateName } from '../store/names';
 /** What the chat notice shows of each preview: enough to decide from a phone. */
 const NOTICE_DIFF_CHARS = 1200;
 
-export interface RequestApprovalInput {
-  /** `<plan>` or `<plan>/<step>` (an agentic action): one approval per key. */
-  key: string;
-  incident: string;
-  namespace: string;
-  plan: string;
-  action: string;
-  riskScore: number;
-  requiredRole: UserRole;
-  runbook: string;
-  reasons: string[];
-  previews: ApprovalPreview[];
-  ttlMs: number;
-}
+/** What a plan asks for; `key` is `<plan>` or `<plan>/<step>` (an agentic action): one approval per key. */
+export type RequestApprovalInput = Omit<
+  ApprovalRecord,
+  'name' | 'status' | 'requestedAt' | 'expiresAt' | 'decidedAt' | 'decidedBy' | 'comment' | 'expiryReason'
+> & { ttlMs: number };
 
 async function mustGet(name: string) {
   const approval = await getApproval(name);

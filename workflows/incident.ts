@@ -314,7 +314,11 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
         ],
       }),
     );
-    void condition(resolved).then(() => scope.cancel());
+    // (Rejected only if this workflow itself is cancelled, which cancels the scope anyway.)
+    void condition(resolved).then(
+      () => scope.cancel(),
+      () => undefined,
+    );
     try {
       return await child;
     } catch (err) {

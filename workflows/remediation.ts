@@ -276,7 +276,11 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         ],
       }),
     );
-    void condition(() => sourceCleared).then(() => waiting.cancel());
+    // (Rejected when the plan itself is cancelled: the scope is cancelled with it, nothing to do.)
+    void condition(() => sourceCleared).then(
+      () => waiting.cancel(),
+      () => undefined,
+    );
     let outcome: ApprovalOutcome;
     try {
       outcome = await child;

@@ -1,8 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
 import { createRunbook } from '../../store/runbooks';
 import { useGateway } from '../harness/gateway';
+import { useStepReceiver } from '../harness/step-receiver';
 
 /**
  * Deciding a remediation approval from chat (issue 10 §2): the approval's notice reaches the home
@@ -17,29 +16,21 @@ jest.setTimeout(240_000);
 type Json = any;
 
 let gw: Awaited<ReturnType<typeof useGateway>>;
-let listener: http.Server;
+let receiver: Awaited<ReturnType<typeof useStepReceiver>>;
 let baseUrl = '';
-const received: string[] = [];
 
 beforeAll(async () => {
-  listener = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received.push(req.url ?? '');
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-  baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  receiver = await useStepReceiver();
+  baseUrl = receiver.baseUrl;
   gw = await useGateway({ env: { FOGHORN_WEBHOOK_HOME_CHANNEL: 'ops-home', FOGHORN_VERIFY_WINDOW: '1m' } });
 }, 120_000);
 
 afterAll(async () => {
   await gw?.stop();
-  await new Promise((r) => listener?.close(r));
+  await receiver?.stop();
 });
 
-const hits = (path: string) => received.filter((url) => url === path).length;
+const hits = (path: string) => receiver.hits(path);
 
 async function runbook(name: string, category: RunbookInput['category'], path: string): Promise<void> {
   const spec = runbookSpecSchema.parse({

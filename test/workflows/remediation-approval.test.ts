@@ -1,11 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
 import type { UserRole } from '../../domain/roles';
 import { createRunbook } from '../../store/runbooks';
 import { APPROVAL_STATUS, REMEDIATION_STATE } from '../../workflows/search-attributes';
 import { approvalAwaitingDecision } from '../harness/approvals';
 import { useStack } from '../harness/stack';
+import { useStepReceiver } from '../harness/step-receiver';
 
 /**
  * Approvals inside the remediation engine (issue 10 §2): a plan that needs a person waits in its
@@ -22,30 +21,21 @@ jest.setTimeout(240_000);
 type Json = any;
 
 let s: Awaited<ReturnType<typeof useStack>>;
-let listener: http.Server;
+let receiver: Awaited<ReturnType<typeof useStepReceiver>>;
 let baseUrl = '';
-const received: string[] = [];
 
 beforeAll(async () => {
-  listener = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received.push(req.url ?? '');
-      res.statusCode = req.url?.startsWith('/teapot') ? 418 : 200;
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-  baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  receiver = await useStepReceiver((url) => (url.startsWith('/teapot') ? 418 : 200));
+  baseUrl = receiver.baseUrl;
   s = await useStack({ env: { FOGHORN_VERIFY_WINDOW: '1m' } });
 }, 120_000);
 
 afterAll(async () => {
   await s?.stop();
-  await new Promise((r) => listener?.close(r));
+  await receiver?.stop();
 });
 
-const hits = (path: string) => received.filter((url) => url === path).length;
+const hits = (path: string) => receiver.hits(path);
 
 /** A runbook of one HttpRequest step to `path` on the listener. */
 async function runbook(
@@ -130,7 +120,7 @@ describe('remediation plans that need an approval', () => {
     expect(aprName).toMatch(/^APR-\d{8}-\d{3,}$/);
 
     const detail = await approval(aprName);
-    expect(detail.action).toBe(`HttpRequest {"url":"${baseUrl}/approve/fix","method":"POST","expectStatus":200}`);
+    expect(detail.action).toBe(`HttpRequest POST ${baseUrl}/approve/fix`); // never headers or body
     expect(detail.reasons).toEqual(['runbook approval-http-fix requires approval']);
     expect(detail.previews).toEqual([]); // no Kubernetes step: nothing to preview
 

@@ -1,9 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { runbookSpecSchema } from '../../domain/runbook';
 import { createRunbook } from '../../store/runbooks';
 import { approvalAwaitingDecision } from '../harness/approvals';
 import { useStack } from '../harness/stack';
+import { useStepReceiver } from '../harness/step-receiver';
 
 /**
  * People acting while a plan runs (issue 10 §4): acknowledging does not stop automation;
@@ -17,17 +16,13 @@ jest.setTimeout(180_000);
 type Json = any;
 
 let s: Awaited<ReturnType<typeof useStack>>;
-let listener: http.Server;
+let receiver: Awaited<ReturnType<typeof useStepReceiver>>;
 let baseUrl = '';
-const hits: string[] = [];
+const hits = () => receiver.received.map((r) => r.url);
 
 beforeAll(async () => {
-  listener = http.createServer((req, res) => {
-    hits.push(req.url ?? '');
-    res.end('ok');
-  });
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-  baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  receiver = await useStepReceiver();
+  baseUrl = receiver.baseUrl;
   s = await useStack();
   // Category `custom` has no built-in runbook: this is the only strategy.
   const created = await createRunbook(
@@ -64,7 +59,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s?.stop();
-  await new Promise((r) => listener?.close(r));
+  await receiver?.stop();
 });
 
 const get = (path: string) => s.call('GET', path, { token: s.tokens.viewer });
@@ -103,7 +98,7 @@ it('acknowledging during remediation does not stop it: the plan finishes and res
   const plan = await planOf(name);
   expect(plan.state).toBe('Completed');
   expect(plan.actions.map((a: Json) => a.outcome)).toEqual(['ok', 'ok', 'ok']);
-  expect(hits).toEqual(expect.arrayContaining(['/before/ack-me', '/after/ack-me']));
+  expect(hits()).toEqual(expect.arrayContaining(['/before/ack-me', '/after/ack-me']));
 });
 
 it('resolving during remediation cancels the plan after its step in flight; nothing after it runs', async () => {
@@ -123,8 +118,8 @@ it('resolving during remediation cancels the plan after its step in flight; noth
   expect(plan.result).toMatch(/^cancelled in state Executing: the incident was resolved while the plan ran/);
   expect(plan.actions.map((a: Json) => a.outcome ?? null)).toEqual(['ok', null, null]);
   await s.wf.env.sleep(15 * 60_000); // long after the wait would have ended
-  expect(hits).toContain('/before/stop-me');
-  expect(hits).not.toContain('/after/stop-me');
+  expect(hits()).toContain('/before/stop-me');
+  expect(hits()).not.toContain('/after/stop-me');
   const events: Json[] = (await get(`/incidents/${name}/timeline`)).body.events;
   const failed = events.find((e) => e.type === 'RemediationFailed');
   expect(failed.message).toContain('cancelled');
@@ -184,5 +179,5 @@ it('the alert clears at source while the plan waits for its approval: the approv
   const plan = await planOf(approval.incident);
   expect(plan).toMatchObject({ state: 'Failed' });
   expect(plan.result).toContain('the alert resolved at source');
-  expect(hits.filter((h) => h.startsWith('/gated/'))).toHaveLength(0);
+  expect(hits().filter((h) => h.startsWith('/gated/'))).toHaveLength(0);
 });

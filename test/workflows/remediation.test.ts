@@ -1,9 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
 import { createRunbook } from '../../store/runbooks';
 import { REMEDIATION_STATE } from '../../workflows/search-attributes';
 import { useStack } from '../harness/stack';
+import { useStepReceiver, type ReceivedRequest } from '../harness/step-receiver';
 
 /**
  * The remediation engine with steps that need no cluster (issue 10 §1, §5): HttpRequest against a
@@ -17,33 +16,19 @@ jest.setTimeout(180_000);
 type Json = any;
 
 let s: Awaited<ReturnType<typeof useStack>>;
-let listener: http.Server;
+let receiver: Awaited<ReturnType<typeof useStepReceiver>>;
+let received: ReceivedRequest[] = [];
 let baseUrl = '';
-const received: { method: string; url: string; key: string; body: string }[] = [];
 
 beforeAll(async () => {
-  listener = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      received.push({
-        method: req.method ?? '',
-        url: req.url ?? '',
-        key: String(req.headers['idempotency-key'] ?? ''),
-        body,
-      });
-      res.statusCode = req.url?.startsWith('/broken') ? 500 : req.url?.startsWith('/teapot') ? 418 : 200;
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
-  baseUrl = `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
+  receiver = await useStepReceiver((url) => (url.startsWith('/broken') ? 500 : url.startsWith('/teapot') ? 418 : 200));
+  ({ baseUrl, received } = receiver);
   s = await useStack({ env: { FOGHORN_VERIFY_WINDOW: '2m', FOGHORN_AGENT_SHELL_NETWORK: 'host' } });
 }, 120_000);
 
 afterAll(async () => {
   await s?.stop();
-  await new Promise((r) => listener?.close(r));
+  await receiver?.stop();
 });
 
 async function runbook(input: Omit<RunbookInput, 'version' | 'description'> & { description?: string }) {

@@ -1,0 +1,37 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request an HttpRequest step sent. */
+export interface ReceivedRequest {
+  method: string;
+  url: string;
+  /** The Idempotency-Key header as sent (a quoted structured-header string). */
+  key: string;
+  body: string;
+}
+
+/**
+ * A real HTTP listener standing in for the services runbook HttpRequest steps call: it records
+ * every request and answers `statusFor(url)` (200 by default).
+ */
+export async function useStepReceiver(statusFor: (url: string) => number = () => 200) {
+  const received: ReceivedRequest[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const url = req.url ?? '';
+      received.push({ method: req.method ?? '', url, key: String(req.headers['idempotency-key'] ?? ''), body });
+      res.statusCode = statusFor(url);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    /** How many requests reached exactly `path`. */
+    hits: (path: string) => received.filter((r) => r.url === path).length,
+    stop: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
