@@ -103,6 +103,8 @@ export function createApprovalActivities() {
         ...(input.comment && { comment: input.comment }),
       });
       if (!a) throw new Error(`approval ${input.name} does not exist`);
+      // Only the decision that took effect is audited (an expired one stays expired).
+      if (a.status !== input.status || a.decidedBy !== input.actor.user) return;
       const verb = input.status === 'approved' ? 'approve' : 'reject';
       await appendAudit(
         {

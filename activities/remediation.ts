@@ -20,7 +20,7 @@ import {
   type RemediationOptions,
   type Strategy,
 } from '../domain/remediation';
-import type { KubeStepInput, PreparedPlan, ResolvedKubeStep } from '../domain/remediation-plan';
+import { publicStep, type KubeStepInput, type PreparedPlan, type ResolvedKubeStep } from '../domain/remediation-plan';
 import { matchRunbooks } from '../domain/runbook-match';
 import { parseDuration } from '../domain/duration';
 import type { ActionOf, RunbookAction } from '../domain/runbook';
@@ -42,8 +42,8 @@ import {
   type PlanRecord,
 } from '../store/remediations';
 import { createRunbook, getRunbook, recordRunbookExecution, runbooksInCategory } from '../store/runbooks';
-import { redact, redactText } from '../domain/redact';
-import type { HttpStepResult } from '../domain/remediation-steps';
+import { redact } from '../domain/redact';
+import type { HttpStepResult, ScriptStepResult } from '../domain/remediation-steps';
 import { kubeCall } from './kube-actions';
 import { createRemediationStepActivities } from './remediation-steps';
 import { clusterKnown, kubeConfigFor } from './kube/client';
@@ -57,16 +57,6 @@ async function mustGetPlan(name: string): Promise<PlanRecord> {
   const plan = await getPlan(name);
   if (!plan) throw new Error(`remediation plan ${name} does not exist`);
   return plan;
-}
-
-/**
- * A step as it may travel in workflow payloads and histories: an HTTP step's headers and body
- * (credentials, tokens) stay in MongoDB, where runHttpPlanStep reads them; the URL is redacted.
- */
-function payloadSafe(action: RunbookAction): RunbookAction {
-  if (action.type !== 'HttpRequest') return action;
-  const { headers: _headers, body: _body, ...rest } = action.params;
-  return { ...action, params: { ...rest, url: redactText(action.params.url as string) } };
 }
 
 const notApplicable = (message: string) => ApplicationFailure.nonRetryable(message, KUBE_ERROR_TYPES.notApplicable);
@@ -84,7 +74,23 @@ function generatedSteps(insight: { suggestedActions?: unknown[] } | undefined) {
  * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
  */
 export function createRemediationActivities(config: Config, llmConfigured: boolean) {
-  const { runHttpStep } = createRemediationStepActivities(config);
+  const { runHttpStep, runScriptStep } = createRemediationStepActivities(config);
+  /** Step `index` of a plan as recorded: its full params (headers, body, script) live only there. */
+  const recordedStep = async <T extends RunbookAction['type']>(planName: string, index: number, type: T) => {
+    const plan = await mustGetPlan(planName);
+    const action = plan.actions[index];
+    if (action?.type !== type) throw notApplicable(`step ${index + 1} of ${plan.name} is not ${type}`);
+    return { key: `${plan.name}/${index}`, action: action as Extract<RunbookAction, { type: T }> };
+  };
+  /** Failures without details: an HTTP failure's details carry the response body. */
+  const bare = (err: unknown) =>
+    err instanceof ApplicationFailure
+      ? ApplicationFailure.create({
+          message: err.message,
+          type: err.type ?? undefined,
+          nonRetryable: err.nonRetryable ?? undefined,
+        })
+      : err;
   const settings = {
     verifyWindowMs: config.FOGHORN_VERIFY_WINDOW,
     approvalTtlMs: config.FOGHORN_APPROVAL_TTL,
@@ -247,7 +253,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       agentic: plan.agenticMode,
       runbook: plan.runbook,
       actions: plan.actions.map(({ type, params, description }) =>
-        payloadSafe({ type, params, description } as RunbookAction),
+        publicStep({ type, params, description } as RunbookAction),
       ),
       ...(plan.state === 'Failed' && { problem: plan.result }),
       riskScore: plan.riskScore,
@@ -268,20 +274,30 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
     preparePlan,
 
     /** Runs HTTP step `index` of a plan as recorded (headers and body never pass through the workflow). */
-    async runHttpPlanStep(input: { plan: string; index: number }): Promise<HttpStepResult> {
-      const plan = await mustGetPlan(input.plan);
-      const action = plan.actions[input.index];
-      if (action?.type !== 'HttpRequest')
-        throw notApplicable(`step ${input.index + 1} of ${plan.name} is not an HttpRequest`);
+    /** The response body stays out of the workflow: it may echo the request or carry tokens. */
+    async runHttpPlanStep(input: { plan: string; index: number }): Promise<Omit<HttpStepResult, 'body'>> {
+      const { key, action } = await recordedStep(input.plan, input.index, 'HttpRequest');
       const p = action.params;
-      return runHttpStep({
-        key: `${plan.name}/${input.index}`,
-        method: p.method,
-        url: p.url as string,
-        ...(p.headers && { headers: p.headers }),
-        ...(p.body !== undefined && { body: p.body }),
-        ...(p.expectStatus !== undefined && { expectStatus: p.expectStatus }),
-      });
+      try {
+        const { body: _body, ...result } = await runHttpStep({
+          key,
+          method: p.method,
+          url: p.url as string,
+          ...(p.headers && { headers: p.headers }),
+          ...(p.body !== undefined && { body: p.body }),
+          ...(p.expectStatus !== undefined && { expectStatus: p.expectStatus }),
+        });
+        return result;
+      } catch (err) {
+        throw bare(err);
+      }
+    },
+
+    /** Runs RunScript step `index` of a plan as recorded (the script never passes through the workflow). */
+    async runScriptPlanStep(input: { plan: string; index: number }): Promise<ScriptStepResult> {
+      const { key, action } = await recordedStep(input.plan, input.index, 'RunScript');
+      const { script, timeout } = action.params;
+      return runScriptStep({ key, script, ...(timeout && { timeoutMs: parseDuration(timeout) }) });
     },
 
     async setPlanState(input: { plan: string; state: PlanState; approval?: string }): Promise<void> {
@@ -347,11 +363,11 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
           role: 'system',
           sourceIP: 'internal',
           userAgent: 'foghorn',
-          resource: plan.issueRef,
-          resourceType: 'Incident',
+          resource: plan.name,
+          resourceType: 'Remediation',
           namespace: plan.namespace,
           details: {
-            plan: plan.name,
+            incident: plan.issueRef,
             runbook: plan.runbook,
             step: stepNo,
             action: input.type,

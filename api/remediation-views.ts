@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { redact } from '../domain/redact';
 import { approvalStatusSchema, FINAL_PLAN_STATES, planStateSchema } from '../domain/remediation';
+import { publicStep } from '../domain/remediation-plan';
 import { userRoleSchema } from '../domain/roles';
 import { actionTypeSchema } from '../domain/runbook';
 import { API_VERSION, listSchema } from '../domain/schemas';
@@ -21,7 +22,7 @@ const isFinal = (p: PlanRecord) => FINAL_PLAN_STATES.includes(p.state);
 function actionView(a: PlanAction) {
   return {
     type: a.type,
-    params: redact(a.params as Record<string, unknown>),
+    params: publicStep(a).params, // never an HTTP step's headers or body, nor a script's text
     ...(a.description && { description: a.description }),
     ...(a.outcome && { outcome: a.outcome }),
     ...(a.result !== undefined && { result: redact(a.result) }),

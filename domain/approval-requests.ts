@@ -21,6 +21,8 @@ export interface ApprovalWorkflowInput {
   plan: string;
   requiredRole: UserRole;
   ttlMs: number;
+  /** When the record says it expires; the timer aims at it (absent in runs started before it was passed). */
+  expiresAt?: string;
 }
 
 export interface ApprovalOutcome {

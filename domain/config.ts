@@ -137,7 +137,7 @@ export const configSchema = z.object({
   // The remediation engine (DESIGN §8): attempts before escalation, how long a fix is watched
   // before it counts, how long an approval waits, and the plan risk that needs one.
   FOGHORN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
-  FOGHORN_VERIFY_WINDOW: goDuration.default('2m'),
+  FOGHORN_VERIFY_WINDOW: goDuration.pipe(z.number().max(30 * 60_000, 'must be at most 30m')).default('2m'),
   FOGHORN_APPROVAL_TTL: goDuration.default('30m'),
   FOGHORN_APPROVAL_RISK_THRESHOLD: z.coerce.number().int().min(0).max(101).default(70),
   FOGHORN_STT: z.enum(['openai', 'pocketsphinx'], { message: 'must be openai or pocketsphinx' }).optional(),

@@ -9,6 +9,8 @@ import type {
   ScaleDeploymentInput,
   ScaleDeploymentResult,
 } from './kube-actions';
+import { redact } from './redact';
+import { describeScriptStep, describeUrl } from './remediation-steps';
 import type { UserRole } from './roles';
 import type { RunbookAction } from './runbook';
 
@@ -37,6 +39,31 @@ export interface PreparedPlan {
   verifyWindowMs: number;
   approvalTtlMs: number;
   riskThreshold: number;
+}
+
+/**
+ * A step as it may be shown or carried outside the plan record (workflow payloads, timeline,
+ * audit, approvals, API views): an HTTP step's method and URL without credentials or query (never
+ * its headers or body), a script's size (never its text), other params redacted. The steps'
+ * activities read the full step from the plan record.
+ */
+export function publicStep(action: RunbookAction): RunbookAction {
+  if (action.type === 'HttpRequest') {
+    const { method, url, expectStatus } = action.params;
+    return {
+      ...action,
+      params: { method, url: describeUrl(url as string), ...(expectStatus !== undefined && { expectStatus }) },
+    };
+  }
+  if (action.type === 'RunScript')
+    return {
+      ...action,
+      params: {
+        script: describeScriptStep(action.params.script),
+        ...(action.params.timeout && { timeout: action.params.timeout }),
+      },
+    };
+  return { ...action, params: redact(action.params) } as RunbookAction;
 }
 
 /** One call of a Kubernetes action activity. */

@@ -252,6 +252,38 @@ export function templateVars(input: {
   return vars;
 }
 
+/** What a template may put into a script, a URL, a header or a body: no shell or URL syntax. */
+const SAFE_VALUE = /^[A-Za-z0-9._-]*$/;
+
+/**
+ * Incident labels and a model's suggestions are not trusted: a value filled into a RunScript
+ * script, or into an HttpRequest's URL, headers or body, may hold only letters, digits, `.`, `_`
+ * and `-` (no shell metacharacters, no spaces, no `/`, `@` or `:`), and a URL's host is never
+ * templated (an HTTP step's credentials must not be sent elsewhere).
+ */
+function injectionProblem(
+  step: RunbookAction,
+  index: number,
+  vars: Readonly<Record<string, string>>,
+): string | undefined {
+  const texts: string[] = [];
+  if (step.type === 'RunScript') texts.push(step.params.script);
+  if (step.type === 'HttpRequest') {
+    const url = step.params.url as string;
+    const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(url)?.[1] ?? '';
+    if (hasTemplate(authority))
+      return `step ${index + 1} (HttpRequest) templates its URL's host; only the path may be templated`;
+    texts.push(url, ...Object.values(step.params.headers ?? {}), step.params.body ?? '');
+  }
+  for (const text of texts)
+    for (const [, key] of text.matchAll(TEMPLATE_RE)) {
+      const value = vars[key];
+      if (value !== undefined && !SAFE_VALUE.test(value))
+        return `step ${index + 1} (${step.type}): the value of {{${key}}} may only hold letters, digits, '.', '_' and '-' in a script, URL, header or body`;
+    }
+  return undefined;
+}
+
 /**
  * A runbook's steps with their templates filled and each step validated again: the list of
  * actions to run, or the reason the plan cannot start (nothing has run yet).
@@ -260,6 +292,8 @@ export function renderSteps(
   steps: readonly RunbookAction[],
   vars: Readonly<Record<string, string>>,
 ): { ok: true; actions: RunbookAction[] } | { ok: false; problem: string } {
+  const injection = steps.map((s, i) => injectionProblem(s, i, vars)).find((p) => p !== undefined);
+  if (injection) return { ok: false, problem: `${injection}; no step was run` };
   const missing = new Set<string>();
   const rendered = steps.map((s) => renderTemplates(s, vars, missing));
   if (missing.size > 0)

@@ -282,7 +282,15 @@ export const runbookSpecSchema = z
     steps: z.array(actionSchema).min(1, 'must have at least one step').max(50, 'must have at most 50 steps'),
     maxAttempts: z.number().int().min(1).max(10).default(3),
     // How long a plan of this runbook is verified after its steps; absent = FOGHORN_VERIFY_WINDOW.
-    verificationWindow: goDuration.optional(),
+    verificationWindow: goDuration
+      .refine((text) => {
+        try {
+          return parseDuration(text) <= 30 * 60_000;
+        } catch {
+          return true; // reported by goDuration
+        }
+      }, 'must be at most 30m')
+      .optional(),
   })
   .strict();
 

@@ -103,7 +103,9 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     void notify
       .notifyHomeChannel({ incident: input.incident, event: `approval.${input.name}`, text })
       .catch(() => undefined);
-    const inTime = await condition(() => status !== 'pending', input.ttlMs);
+    // Aimed at the recorded expiresAt, which people were shown, not ttl from whenever we got here.
+    const wait = input.expiresAt ? Math.max(1_000, Date.parse(input.expiresAt) - Date.now()) : input.ttlMs;
+    const inTime = await condition(() => status !== 'pending', wait);
     if (!inTime && status === 'pending') return await expire(`no decision within ${formatDuration(input.ttlMs)}`);
   } catch (err) {
     if (!isCancellation(err) || status !== 'pending') throw err;

@@ -280,7 +280,17 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       tried.push(strategy);
       if (live.state !== 'Remediating') await moveTo('Remediating');
       const plan = await CancellationScope.nonCancellable(() => acts.preparePlan({ name, attempt, strategy }));
-      if (resolved()) return undefined;
+      if (resolved()) {
+        // Resolved while the plan was being made: it never starts, and its record says so.
+        await CancellationScope.nonCancellable(() =>
+          acts.finishPlan({
+            plan: plan.name,
+            state: 'Failed',
+            result: 'cancelled: the incident was resolved before the plan started',
+          }),
+        );
+        return undefined;
+      }
       const outcome = await runPlan(plan);
       if (resolved()) return undefined;
       if (outcome.state === 'Completed') {
@@ -323,8 +333,11 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       return await child;
     } catch (err) {
       if (isCancellation(err) || resolved()) return { state: 'Failed', result: 'cancelled: the incident was resolved' };
-      // A plan that failed as a workflow (a bug, not a failed fix) counts as a failed attempt.
-      return { state: 'Failed', result: `plan workflow failed: ${(err as Error).message}` };
+      // A plan that failed as a workflow (a bug, not a failed fix) counts as a failed attempt; its
+      // record is closed here (a no-op when the plan closed it itself).
+      const result = `plan workflow failed: ${(err as Error).message}`;
+      await CancellationScope.nonCancellable(() => acts.finishPlan({ plan: plan.name, state: 'Failed', result }));
+      return { state: 'Failed', result };
     } finally {
       activePlan = undefined;
     }

@@ -19,7 +19,6 @@ import type { createKubeActionActivities } from '../activities/kube-actions';
 import type { createKubePreviewActivities } from '../activities/kube-preview';
 import type { createKubeReadActivities } from '../activities/kube-reads';
 import type { RemediationActivities } from '../activities/remediation';
-import type { RemediationStepActivities } from '../activities/remediation-steps';
 import type { RemediationVerifyActivities } from '../activities/remediation-verify';
 import {
   AGENTIC_ACTIVITY_OPTIONS,
@@ -35,17 +34,13 @@ import { KUBE_ACTION_ACTIVITY_OPTIONS, KUBE_READ_ACTIVITY_OPTIONS } from '../dom
 import { approvalNeed, isKubeAction, planRisk, type PlanState } from '../domain/remediation';
 import {
   describeKubeResult,
+  publicStep,
   undoInput,
   type KubeStepInput,
   type KubeStepResult,
   type PreparedPlan,
 } from '../domain/remediation-plan';
-import { redactText } from '../domain/redact';
-import {
-  describeHttpStep,
-  HTTP_STEP_ACTIVITY_OPTIONS,
-  SCRIPT_STEP_ACTIVITY_OPTIONS,
-} from '../domain/remediation-steps';
+import { HTTP_STEP_ACTIVITY_OPTIONS, SCRIPT_STEP_ACTIVITY_OPTIONS } from '../domain/remediation-steps';
 import type { RunbookAction } from '../domain/runbook';
 import { approvalWorkflow } from './approval';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
@@ -68,7 +63,8 @@ const kube = proxyActivities<KubeActionActivities>(KUBE_ACTION_ACTIVITY_OPTIONS)
 const reads = proxyActivities<KubeReadActivities & KubePreviewActivities>(KUBE_READ_ACTIVITY_OPTIONS);
 /** HTTP steps read their headers and body from the plan record: they never travel in the payload. */
 const http = proxyActivities<RemediationActivities>(HTTP_STEP_ACTIVITY_OPTIONS);
-const script = proxyActivities<RemediationStepActivities>(SCRIPT_STEP_ACTIVITY_OPTIONS);
+/** Script steps, too, read their text from the plan record. */
+const script = proxyActivities<RemediationActivities>(SCRIPT_STEP_ACTIVITY_OPTIONS);
 const agent = proxyActivities<AgenticActivities>(AGENTIC_ACTIVITY_OPTIONS);
 /**
  * Waiting for the target to be healthy runs in real time for up to the verification window;
@@ -152,10 +148,16 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
   setHandler(sourceResolvedSignal, () => void (sourceCleared = true));
   publish();
 
-  if (plan.problem) return { state: 'Failed', result: plan.problem }; // recorded Failed when it was made
+  // Made Failed (a template problem): its end is recorded on the timeline, nothing runs.
+  if (plan.problem) return await finish('Failed', plan.problem);
 
   try {
     if (plan.approval.required && !plan.agentic) {
+      if (sourceCleared)
+        return await finish('Failed', 'the alert resolved at source before an approval was asked; nothing ran', {
+          approval: 'expired',
+          sourceResolved: true,
+        });
       const decision = await askApproval(plan.name, plan.actions, plan.approval, plan.riskScore);
       if (decision.status !== 'approved')
         return await finish('Failed', approvalText(decision, decision.name), {
@@ -170,7 +172,11 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       const end = await agenticLoop();
       if (end.kind === 'stop') return await finish(...(await failAndUndo(end.result)));
       if (end.kind === 'approval')
-        return await finish('Failed', end.result, { approval: end.status, approvalName: end.approval });
+        return await finish('Failed', end.result, {
+          approval: end.status,
+          approvalName: end.approval,
+          ...(sourceCleared && end.status === 'expired' ? { sourceResolved: true } : {}),
+        });
     } else {
       for (const [index, action] of plan.actions.entries()) {
         // Steps that change things finish once started (nonCancellable); a cancel is seen between
@@ -187,7 +193,15 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     }
 
     await moveTo('Verifying');
-    const verdict = await verification();
+    let verdict: Awaited<ReturnType<typeof verification>>;
+    try {
+      verdict = await verification();
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      // The cluster could not be read (down, forbidden, gone): the fix is not proven.
+      const why = failureText(err);
+      verdict = { passed: false, checked: [], seen: [why], summary: `verification could not run: ${why}` };
+    }
     await acts.recordVerification({ plan: plan.name, ...verdict });
     if (verdict.passed) {
       if (plan.agentic) await acts.offerRunbook({ plan: plan.name });
@@ -195,7 +209,8 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     }
     return await finish(...(await failAndUndo(`verification failed: ${verdict.summary}`)));
   } catch (err) {
-    if (!isCancellation(err)) throw err;
+    // Anything unexpected still ends the plan: undone where possible and recorded, never left open.
+    if (!isCancellation(err)) return await finish(...(await failAndUndo(`the plan failed: ${failureText(err)}`)));
     // Cancelled after the approval was recorded but before its workflow ran (or answered): without
     // this it stays `pending` for ever, listed and answering 503. A no-op once it is decided.
     const orphan = undecided;
@@ -231,6 +246,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
           previews.push({ step: index + 1, action: step.action, ...preview });
         }
       } catch (err) {
+        if (isCancellation(err)) throw err;
         previews.push({
           step: index + 1,
           action: action.type,
@@ -247,7 +263,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       incident: plan.incident,
       namespace: plan.namespace,
       plan: plan.name,
-      action: actions.map((a) => describeAction(a)).join(', then '),
+      action: actions.map((a) => describeAction(publicStep(a))).join(', then '),
       riskScore: risk,
       requiredRole: need.requiredRole,
       runbook: plan.runbook,
@@ -272,6 +288,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
             plan: plan.name,
             requiredRole: need.requiredRole,
             ttlMs: plan.approvalTtlMs,
+            expiresAt: request.expiresAt,
           },
         ],
       }),
@@ -286,6 +303,11 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       outcome = await child;
     } catch (err) {
       if (!(sourceCleared && isCancellation(err))) throw err;
+      // Cancelled before its workflow could answer: the record must not stay pending.
+      const at = new Date().toISOString();
+      await CancellationScope.nonCancellable(() =>
+        acts.expireApproval({ name: request.name, at, reason: 'the alert resolved at source' }),
+      );
       outcome = { status: 'expired', reason: 'incident resolved' };
     }
     if (sourceCleared && outcome.status === 'expired') outcome = { ...outcome, reason: 'the alert resolved at source' };
@@ -295,11 +317,10 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
 
   /** Runs step `index`, writes `ActionExecuted` + audit; throws when the step failed. */
   async function runStep(index: number, action: RunbookAction): Promise<string> {
-    const key = `${plan.name}/${index}`;
     const params = action.params as Record<string, unknown>;
     let result: string;
     try {
-      result = await execute(index, action, key);
+      result = await execute(index, action);
     } catch (err) {
       await acts.recordStep({
         plan: plan.name,
@@ -315,18 +336,20 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     return result;
   }
 
-  async function execute(index: number, action: RunbookAction, key: string): Promise<string> {
+  async function execute(index: number, action: RunbookAction): Promise<string> {
     if (isKubeAction(action.type)) {
       const resolved = await resolve.resolveKubeStep({ plan: plan.name, index });
       const lines: string[] = [];
-      const undo: KubeStepInput[] = [];
+      // Recorded before the first call: a step that fails half way (one container of two) is
+      // undone as far as it got.
+      const done: Executed = { index, type: action.type, undo: [] };
+      executed.push(done);
       for (const [n, step] of resolved.inputs.entries()) {
         const r = await runKube(step);
         lines.push(describeKubeResult(r));
         const back = undoInput(step, r, resolved.revisionBefore, `${plan.name}/undo/${index}/${n}`);
-        if (back) undo.push(back);
+        if (back) done.undo.push(back);
       }
-      executed.push({ index, type: action.type, undo });
       fixedAt = new Date().toISOString();
       return lines.join('; ');
     }
@@ -358,12 +381,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         return `${p.method} answered ${r.status} in ${r.durationMs} ms`;
       }
       case 'RunScript': {
-        const p = action.params;
-        const r = await script.runScriptStep({
-          key,
-          script: p.script,
-          ...(p.timeout && { timeoutMs: parseDuration(p.timeout) }),
-        });
+        const r = await script.runScriptPlanStep({ plan: plan.name, index });
         if (r.exitCode !== 0)
           throw ApplicationFailure.nonRetryable(
             `script ${r.timedOut ? 'timed out' : `exited ${r.exitCode}`}: ${r.output.slice(-300)}`,
@@ -586,12 +604,10 @@ function approvalText(outcome: ApprovalOutcome, name: string): string {
 
 /**
  * `ScaleDeployment {"replicas":3}` for the approval's `action` text, which is stored, listed by
- * GET /approvals, put on the timeline and sent to chat: an HTTP step shows its method and URL
- * without credentials or query (never its headers or body), everything else passes redactText.
+ * GET /approvals, put on the timeline and sent to chat (so only a step's public form, publicStep).
  */
 function describeAction(a: RunbookAction): string {
-  if (a.type === 'HttpRequest')
-    return `HttpRequest ${describeHttpStep({ method: a.params.method, url: a.params.url as string })}`;
+  if (a.type === 'HttpRequest') return `HttpRequest ${a.params.method} ${a.params.url}`;
   const params = JSON.stringify(a.params);
-  return params === '{}' ? a.type : `${a.type} ${redactText(params)}`;
+  return params === '{}' ? a.type : `${a.type} ${params}`;
 }

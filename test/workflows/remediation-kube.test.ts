@@ -141,11 +141,14 @@ it('a pod labelled to fail: restart, healthy new pods, verified, Resolved by sys
   expect(events.find((e) => e.type === 'Verification').details).toMatchObject({ passed: true });
   expect(events.find((e) => e.type === 'Resolved')).toMatchObject({ source: 'remediation-engine' });
 
-  const audit = await s.call('GET', `/audit?action=remediation.execute&resource=${name}`, { token: s.tokens.operator });
+  const audit = await s.call('GET', `/audit?action=remediation.execute&resource=${plan.name}`, {
+    token: s.tokens.operator,
+  });
   expect(audit.body.items).toHaveLength(1);
   expect(audit.body.items[0]).toMatchObject({
     user: 'system',
-    details: { runbook: 'crashloop-restart', step: 1, action: 'RestartDeployment', outcome: 'ok' },
+    resourceType: 'Remediation',
+    details: { incident: name, runbook: 'crashloop-restart', step: 1, action: 'RestartDeployment', outcome: 'ok' },
   });
   const pm = await s.eventually(
     () => get(`/postmortems?incident=${name}`),

@@ -96,10 +96,8 @@ describe('runbook remediation without a cluster', () => {
       agenticMode: false,
       agenticStepCount: 0,
       actions: [
-        {
-          type: 'HttpRequest',
-          params: { method: 'POST', url: `${baseUrl}/fix/cart`, body: 'shop', expectStatus: 200 },
-        },
+        // The body is sent (checked at the listener below) but never shown: it may hold a secret.
+        { type: 'HttpRequest', params: { method: 'POST', url: `${baseUrl}/fix/cart`, expectStatus: 200 } },
         { type: 'Wait', params: { duration: '1m' } },
       ],
     });
@@ -125,11 +123,14 @@ describe('runbook remediation without a cluster', () => {
     const detail = (await get(`/incidents/${name}`)).body;
     expect(detail.status.remediationAttempts).toBe(1);
 
-    const audit = await s.call('GET', `/audit?action=remediation.execute&resource=${name}`, {
+    const audit = await s.call('GET', `/audit?action=remediation.execute&resource=${plan.name}`, {
       token: s.tokens.operator,
     });
     expect(audit.body.items).toHaveLength(2);
-    expect(audit.body.items.map((a: Json) => a.user)).toEqual(['system', 'system']);
+    expect(audit.body.items.map((a: Json) => [a.user, a.resourceType, a.details.incident])).toEqual([
+      ['system', 'Remediation', name],
+      ['system', 'Remediation', name],
+    ]);
     expect(audit.body.items.map((a: Json) => a.details.action).sort()).toEqual(['HttpRequest', 'Wait']);
 
     const after = await s.eventually(
@@ -235,7 +236,7 @@ describe('secrets in HttpRequest steps', () => {
     seen.push(JSON.stringify(await timeline(name)));
     seen.push(JSON.stringify((await get(`/remediations/${plan.name}`)).body));
     seen.push(JSON.stringify((await get('/runbooks/custom-authed-call')).body));
-    seen.push(JSON.stringify((await s.call('GET', `/audit?resource=${name}`, { token: s.tokens.operator })).body));
+    seen.push(JSON.stringify((await s.call('GET', `/audit?resource=${plan.name}`, { token: s.tokens.operator })).body));
     for (const text of seen) expect(text).not.toContain('tkn-3f9a8b7c6d5e4f3a2b1c');
     expect(seen.join('')).toContain('/authed'); // the checks looked at the right things
   });
