@@ -1,5 +1,5 @@
-import { ApplicationFailure, type Logger } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { runActivity } from '../harness/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { randomBytes } from 'crypto';
 import { createServer, type RequestListener, type Server } from 'http';
 import type { AddressInfo } from 'net';
@@ -29,13 +29,10 @@ async function listen(handler: RequestListener) {
   };
 }
 
-// Failures are what these tests expect; the mock worker need not log each one.
-const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const allowPrivate = parseConfig({ FOGHORN_GATEWAY_ALLOW_PRIVATE_URLS: 'true' });
 const fetchWith = (config = allowPrivate) => {
   const { fetchMedia } = createMediaActivities(config);
-  return (input: Parameters<typeof fetchMedia>[0]) =>
-    new MockActivityEnvironment({}, { logger: quiet }).run(fetchMedia, input) as ReturnType<typeof fetchMedia>;
+  return (input: Parameters<typeof fetchMedia>[0]) => runActivity(fetchMedia, input);
 };
 
 describe('fetchMedia: guarded downloads into GridFS', () => {

@@ -1,5 +1,5 @@
-import { ApplicationFailure, type Logger } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { runActivity } from '../harness/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { execFileSync } from 'child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
@@ -10,13 +10,9 @@ import { putMedia } from '../../store/media';
 import { useMongo } from '../harness/mongo';
 import { useSttServer } from '../harness/stt-server';
 
-const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const transcribeWith = (env: Record<string, string>) => {
   const { transcribeAudio } = createTranscriptionActivities(parseConfig(env));
-  return (input: Parameters<typeof transcribeAudio>[0]) =>
-    new MockActivityEnvironment({}, { logger: quiet }).run(transcribeAudio, input) as ReturnType<
-      typeof transcribeAudio
-    >;
+  return (input: Parameters<typeof transcribeAudio>[0]) => runActivity(transcribeAudio, input);
 };
 
 describe('transcribeAudio', () => {

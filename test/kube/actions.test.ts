@@ -1,6 +1,6 @@
+import { activityRunner } from '../harness/activity';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1ReplicaSet } from '@kubernetes/client-node';
-import { ApplicationFailure, type Logger } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
 import { createServer, type Socket } from 'net';
 import { createKubeActionActivities } from '../../activities/kube-actions';
 import { kubeconfigYaml } from '../../cli/embedded/kube';
@@ -13,13 +13,8 @@ import { waitFor, type KubeCluster } from '../harness/kube';
 // Each Kubernetes action against a real API server (with its controllers and KWOK's fake
 // kubelet): applied and observed through the server, applied once per key, failures classified.
 
-const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const activities = createKubeActionActivities();
-type Acts = typeof activities;
-function run<K extends keyof Acts>(name: K, input: Parameters<Acts[K]>[0]): ReturnType<Acts[K]> {
-  const fn = activities[name] as (i: typeof input) => ReturnType<Acts[K]>;
-  return new MockActivityEnvironment({}, { logger: quiet }).run(fn, input) as ReturnType<Acts[K]>;
-}
+const run = activityRunner(activities);
 
 /** The failure an activity threw (fails the test when it did not throw one). */
 async function failure(promise: Promise<unknown>): Promise<ApplicationFailure> {

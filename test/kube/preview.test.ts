@@ -1,25 +1,17 @@
+import { runActivity } from '../harness/activity';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Logger } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { createKubePreviewActivities } from '../../activities/kube-preview';
 import { kubeconfigYaml } from '../../cli/embedded/kube';
 import { RESTARTED_AT_ANNOTATION, REVISION_ANNOTATION } from '../../domain/kube-actions';
-import {
-  DIFF_TRUNCATED_LINE,
-  MAX_PREVIEW_DIFF_BYTES,
-  type KubePreview,
-  type KubePreviewInput,
-} from '../../domain/kube-diff';
+import { DIFF_TRUNCATED_LINE, MAX_PREVIEW_DIFF_BYTES, type KubePreviewInput } from '../../domain/kube-diff';
 import { registerTestCluster, useRegisteredKube } from '../clusters/fixtures';
 import { deploymentManifest, waitFor, type KubeCluster } from '../harness/kube';
 
 // Approval previews against a real API server: the action's own write sent as a dry run, the
 // object before diffed against the server's answer, nothing stored, and never a failure.
 
-const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const { kubePreviewAction } = createKubePreviewActivities();
-const preview = (input: KubePreviewInput) =>
-  new MockActivityEnvironment({}, { logger: quiet }).run(kubePreviewAction, input) as Promise<KubePreview>;
+const preview = (input: KubePreviewInput) => runActivity(kubePreviewAction, input);
 
 let env: Awaited<ReturnType<typeof useRegisteredKube>>;
 let kube: KubeCluster;

@@ -1,6 +1,6 @@
+import { activityRunner } from '../harness/activity';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { ApplicationFailure, type Logger } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
 import { createKubeReadActivities } from '../../activities/kube-reads';
 import type { PodList, PodResourceSummary, WorkloadSummary } from '../../domain/kube-actions';
 import { useRegisteredKube } from '../clusters/fixtures';
@@ -8,13 +8,8 @@ import { deploymentManifest, waitFor } from '../harness/kube';
 
 // The read tools against a real API server whose pods run (or fail) on KWOK's fake nodes.
 
-const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const reads = createKubeReadActivities();
-type Reads = typeof reads;
-function run<K extends keyof Reads>(name: K, input: Parameters<Reads[K]>[0]): ReturnType<Reads[K]> {
-  const fn = reads[name] as (i: typeof input) => ReturnType<Reads[K]>;
-  return new MockActivityEnvironment({}, { logger: quiet }).run(fn, input) as ReturnType<Reads[K]>;
-}
+const run = activityRunner(reads);
 
 let env: Awaited<ReturnType<typeof useRegisteredKube>>;
 let apps: AppsV1Api;

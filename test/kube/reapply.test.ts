@@ -1,6 +1,5 @@
+import { activityRunner } from '../harness/activity';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { Logger } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import {
   createKubeActionActivities,
   deletePodIntent,
@@ -24,13 +23,8 @@ import { deploymentManifest, waitFor, type KubeCluster, type WriteFilter } from 
 // leaves the key's intent pending. The retry must not send the write again: counted in the
 // API server's own audit log.
 
-const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const activities = createKubeActionActivities();
-type Acts = typeof activities;
-function run<K extends keyof Acts>(name: K, input: Parameters<Acts[K]>[0]): ReturnType<Acts[K]> {
-  const fn = activities[name] as (i: typeof input) => ReturnType<Acts[K]>;
-  return new MockActivityEnvironment({}, { logger: quiet }).run(fn, input) as ReturnType<Acts[K]>;
-}
+const run = activityRunner(activities);
 
 let env: Awaited<ReturnType<typeof useRegisteredKube>>;
 let kube: KubeCluster;

@@ -1,6 +1,6 @@
+import { runActivity } from '../harness/activity';
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { ApplicationFailure, type Logger } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
 import { createKubeVerifyActivities } from '../../activities/kube-verify';
 import type { TargetHealth, VerifyTargetInput } from '../../domain/kube-health';
 import { useRegisteredKube } from '../clusters/fixtures';
@@ -9,10 +9,8 @@ import { deploymentManifest, waitFor } from '../harness/kube';
 // The verdict after a fix, against a real API server whose pods run, crash-loop or get
 // OOM-killed on KWOK's fake node (tools/kube/stages/failures.yaml).
 
-const quiet: Logger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 const { kubeVerifyTarget } = createKubeVerifyActivities();
-const verify = (input: VerifyTargetInput) =>
-  new MockActivityEnvironment({}, { logger: quiet }).run(kubeVerifyTarget, input) as Promise<TargetHealth>;
+const verify = (input: VerifyTargetInput) => runActivity(kubeVerifyTarget, input);
 
 let env: Awaited<ReturnType<typeof useRegisteredKube>>;
 let apps: AppsV1Api;
