@@ -18,7 +18,6 @@ import { createPostmortemActivities } from './postmortem';
 import { createKubeWatchActivities } from './kube-watch';
 import { createReconcileActivities } from './reconcile';
 import { createRemediationActivities } from './remediation';
-import { createRemediationStepActivities } from './remediation-steps';
 import { createRemediationVerifyActivities } from './remediation-verify';
 import { createTranscriptionActivities } from './transcribe';
 
@@ -51,7 +50,6 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createAgentLlmActivities(llm),
     ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
     ...createRemediationActivities(config, llm !== undefined),
-    ...createRemediationStepActivities(config),
     ...createRemediationVerifyActivities(),
     ...createAgenticActivities(llm),
     ...createApprovalActivities(),
