@@ -9,6 +9,7 @@ import {
 } from '../store/approvals';
 import { appendTimeline } from '../store/incidents';
 import { allocateName } from '../store/names';
+import { updatePlan } from '../store/remediations';
 
 /** What the chat notice shows of each preview: enough to decide from a phone. */
 const NOTICE_DIFF_CHARS = 1200;
@@ -34,9 +35,13 @@ export function createApprovalActivities() {
       if (existing) return { name: existing.name, expiresAt: existing.expiresAt.toISOString() };
       const now = new Date();
       const { ttlMs, ...fields } = input;
+      const name = await allocateName('APR', now);
+      // The plan shows that it waits before the approval is listed: nobody sees a pending
+      // approval on a plan that still says Executing.
+      await updatePlan(input.plan, { state: 'Pending', approval: name });
       const stored = await createApprovalOnce({
         ...fields,
-        name: await allocateName('APR', now),
+        name,
         status: 'pending',
         requestedAt: now,
         expiresAt: new Date(now.getTime() + ttlMs),
