@@ -140,6 +140,15 @@ export const configSchema = z.object({
   FOGHORN_VERIFY_WINDOW: goDuration.pipe(z.number().max(30 * 60_000, 'must be at most 30m')).default('2m'),
   FOGHORN_APPROVAL_TTL: goDuration.default('30m'),
   FOGHORN_APPROVAL_RISK_THRESHOLD: z.coerce.number().int().min(0).max(101).default(70),
+  // Escalation (docs/escalation.md): policies, schedules and maintenance windows provisioned at
+  // start; where PagerDuty events go; the links notifications carry.
+  FOGHORN_ESCALATION_FILE: z.string().min(1).optional(),
+  FOGHORN_PAGERDUTY_URL: z
+    .string()
+    .url('must be a URL such as https://events.pagerduty.com/v2/enqueue')
+    .default('https://events.pagerduty.com/v2/enqueue'),
+  FOGHORN_PUBLIC_URL: z.string().url('must be a URL such as https://foghorn.example.com').optional(),
+  FOGHORN_TEMPORAL_UI_URL: z.string().url('must be a URL such as http://localhost:8233').optional(),
   FOGHORN_STT: z.enum(['openai', 'pocketsphinx'], { message: 'must be openai or pocketsphinx' }).optional(),
   FOGHORN_STT_BASE_URL: z.string().url('must be a URL such as http://localhost:8000/v1').optional(),
   FOGHORN_STT_API_KEY: z.string().optional(),

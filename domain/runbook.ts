@@ -35,7 +35,7 @@ export const actionTypeSchema = z.enum(ACTION_TYPES);
 const increasePercent = z.number().int().min(1).max(500);
 
 /** A positive Go time.Duration string ("90s", "2m30s"), checked with the same parser the workflows use. */
-const goDuration = z.string().superRefine((text, ctx) => {
+export const goDuration = z.string().superRefine((text, ctx) => {
   let ms: number;
   try {
     ms = parseDuration(text);
