@@ -15,3 +15,4 @@ export * from './cluster-secret';
 export * from './remediation-plan';
 export * from './approval';
 export * from './step-run';
+export * from './notification-delivery';
