@@ -1,12 +1,10 @@
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { truncateReply, type CallbackBody, type CallbackKind, type ReplyImage } from '../domain/chat';
 import type { Config } from '../domain/config';
-import { parseRetryAfter, retryDelayMs } from '../domain/delivery';
 import { signWebhook } from '../domain/webhook-signature';
 import { markDelivered, markFailed, recordDeliveryOnce } from '../store/deliveries';
 import { appendTimeline } from '../store/incidents';
 import { idempotencyKey } from './context';
+import { postJson, retryLater } from './http-post';
 import { getMedia } from '../store/media';
 
 export interface CallbackRequest {
@@ -17,8 +15,6 @@ export interface CallbackRequest {
   text: string;
   image?: ReplyImage;
 }
-
-const ATTEMPT_TIMEOUT_MS = 15_000;
 
 /**
  * Posts one callback to FOGHORN_WEBHOOK_CALLBACK_URL (DESIGN §10). Every attempt is recorded
@@ -64,7 +60,6 @@ export function createCallbackActivities(config: Config) {
     const json = JSON.stringify(body);
     const timestamp = Math.floor(Date.now() / 1000);
     const headers: Record<string, string> = {
-      'Content-Type': 'application/json',
       'User-Agent': 'foghorn-gateway',
       'webhook-id': webhookId,
       'webhook-timestamp': String(timestamp),
@@ -74,35 +69,17 @@ export function createCallbackActivities(config: Config) {
       headers['webhook-signature'] = signWebhook(secret, webhookId, timestamp, json);
     }
 
-    let failure: string;
-    let retryAfterMs: number | undefined;
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers,
-        body: json,
-        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-        redirect: 'manual',
-      });
-      await res.body?.cancel();
-      if (res.ok) {
-        await markDelivered(webhookId, new Date());
-        return 'delivered';
-      }
-      failure = `HTTP ${res.status} from ${new URL(url).host}`;
-      retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), new Date());
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code;
-      failure = `${(err as Error).name === 'TimeoutError' ? 'timed out' : (cause ?? (err as Error).message)} posting to ${new URL(url).host}`;
+    const outcome = await postJson(url, json, headers);
+    if (outcome.ok) {
+      await markDelivered(webhookId, new Date());
+      return 'delivered';
     }
-
-    await markFailed(webhookId, failure, new Date());
-    const { attempt } = Context.current().info;
-    throw ApplicationFailure.create({
-      message: `callback ${request.kind} #${request.seq} not delivered: ${failure}`,
-      type: 'CallbackNotDelivered',
-      nextRetryDelay: retryDelayMs(attempt, Math.random(), retryAfterMs),
-    });
+    await markFailed(webhookId, outcome.failure, new Date());
+    throw retryLater(
+      `callback ${request.kind} #${request.seq} not delivered: ${outcome.failure}`,
+      'CallbackNotDelivered',
+      outcome.retryAfterMs,
+    );
   }
 
   return {

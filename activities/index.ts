@@ -14,6 +14,7 @@ import { createKubePreviewActivities } from './kube-preview';
 import { createKubeReadActivities } from './kube-reads';
 import type { LlmConfig } from './llm';
 import { createMediaActivities } from './media';
+import { createNotificationActivities } from './notifications';
 import { createPostmortemActivities } from './postmortem';
 import { createKubeWatchActivities } from './kube-watch';
 import { createReconcileActivities } from './reconcile';
@@ -53,6 +54,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createRemediationVerifyActivities(),
     ...createAgenticActivities(llm),
     ...createApprovalActivities(),
+    ...createNotificationActivities(config),
     ...createKubeActionActivities(),
     ...createKubeReadActivities(),
     ...createKubePreviewActivities(),

@@ -363,6 +363,8 @@ export function webhookEvent(c: NotificationContent): WebhookEvent {
 
 export function chatText(c: NotificationContent): string {
   const i = c.incident;
+  // An approval's own notice (its previews, as a diff, and the commands) says it best.
+  if (c.event === 'approval.requested' && c.message) return `${c.message}\n${c.links.incident}`;
   const lines = [sentence(headline(c))];
   switch (c.event) {
     case 'incident.escalated':

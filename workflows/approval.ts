@@ -4,6 +4,7 @@ import {
   allHandlersFinished,
   condition,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -20,7 +21,9 @@ import { formatDuration } from '../domain/duration';
 import { CONFLICT } from '../domain/incident-requests';
 import type { ApprovalStatus } from '../domain/remediation';
 import { roleAtLeast } from '../domain/roles';
+import type { Endpoint } from '../activities/notifications';
 import { approvalStatusQuery, decideApprovalUpdate } from './approval-messages';
+import { notes, notificationQueue } from './notify';
 import { APPROVAL_STATUS, INCIDENT, NAMESPACE } from './search-attributes';
 
 /** Store writes: quick and idempotent, retried without a cap (a MongoDB outage delays, never fails). */
@@ -92,17 +95,45 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     status = 'expired';
     publish();
     await acts.expireApproval({ name: input.name, at: new Date().toISOString(), reason });
-    await condition(allHandlersFinished);
+    await settled();
     return { status: 'expired', reason };
+  };
+
+  // Approvals are announced to the incident policy's first level (docs/escalation.md); PagerDuty,
+  // which keeps an alert open, hears when the approval closes.
+  const queue = notificationQueue(input.incident);
+  let paged: Endpoint[] = [];
+  const closeAlerts = () => {
+    for (const endpoint of paged.filter((e) => e.channel === 'pagerduty'))
+      queue.send(endpoint, { event: 'approval.closed', level: 0, attempt: 1, scope: input.name, approval: input.name });
+  };
+  /** The decision never waits on a receiver that is down: a closing alert gets a short while, then is dropped. */
+  const settled = async () => {
+    closeAlerts();
+    if (!queue.idle()) await condition(queue.idle, CLOSE_ALERTS_WITHIN_MS); // (no timer when idle: old histories have none)
+    await condition(allHandlersFinished);
   };
 
   try {
     await acts.announceApproval({ name: input.name });
-    // Not awaited: a slow chat system must not delay the decision.
     const text = await acts.approvalNotice({ name: input.name });
-    void notify
-      .notifyHomeChannel({ incident: input.incident, event: `approval.${input.name}`, text })
-      .catch(() => undefined);
+    if (patched(APPROVAL_NOTIFY_POLICY)) {
+      paged = await notes.levelEndpoints({ incident: input.incident, level: 0, why: `approval ${input.name}` });
+      for (const endpoint of paged)
+        queue.send(endpoint, {
+          event: 'approval.requested',
+          level: 1,
+          attempt: 1,
+          scope: input.name,
+          approval: input.name,
+          message: text,
+        });
+    } else {
+      // Not awaited: a slow chat system must not delay the decision.
+      void notify
+        .notifyHomeChannel({ incident: input.incident, event: `approval.${input.name}`, text })
+        .catch(() => undefined);
+    }
     // Aimed at the recorded expiresAt, which people were shown, not ttl from whenever we got here.
     const wait = input.expiresAt ? Math.max(1_000, Date.parse(input.expiresAt) - Date.now()) : input.ttlMs;
     const inTime = await condition(() => status !== 'pending', wait);
@@ -112,6 +143,10 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     // The incident was resolved while we waited: nothing will run, the approval is moot.
     return await CancellationScope.nonCancellable(() => expire('incident resolved'));
   }
-  await condition(allHandlersFinished);
+  await settled();
   return { status: status as 'approved' | 'rejected', decidedBy: decided?.by, comment: decided?.comment };
 }
+
+const CLOSE_ALERTS_WITHIN_MS = 30_000;
+/** Runs before this change told the chat home channel only; newer ones notify the policy's first level. */
+const APPROVAL_NOTIFY_POLICY = 'approval-notify-policy';

@@ -2,6 +2,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowCancellationType,
+  ParentClosePolicy,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -11,11 +12,14 @@ import {
   patched,
   proxyActivities,
   setHandler,
+  startChild,
   upsertSearchAttributes,
   workflowInfo,
+  type SignalDefinition,
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
+import type { NotificationActivities } from '../activities/notifications';
 import type { RemediationActivities } from '../activities/remediation';
 import type { IncidentState, Severity } from '../domain/incident';
 import {
@@ -30,17 +34,27 @@ import {
 import { chooseStrategy, type Strategy } from '../domain/remediation';
 import type { PreparedPlan } from '../domain/remediation-plan';
 import { acknowledgeUpdate, correlateSignal, liveStateQuery, resolveUpdate, snoozeUpdate } from './incident-messages';
+import { escalationWorkflow } from './escalation';
+import { ladderAcknowledgedSignal, ladderResolvedSignal, ladderSnoozedSignal } from './escalation-messages';
 import { postmortemWorkflow } from './postmortem';
 import { remediationWorkflow, type RemediationOutcome } from './remediation';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
-import { INCIDENT, INCIDENT_STATE, NAMESPACE, REMEDIATION_STATE, RESOURCE, SEVERITY } from './search-attributes';
+import {
+  ESCALATION_STATE,
+  INCIDENT,
+  INCIDENT_STATE,
+  NAMESPACE,
+  REMEDIATION_STATE,
+  RESOURCE,
+  SEVERITY,
+} from './search-attributes';
 
 /**
  * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
  * MongoDB of any length delays the incident instead of failing it (the activities throw only
  * what a retry can fix).
  */
-const acts = proxyActivities<IncidentActivities & RemediationActivities>({
+const acts = proxyActivities<IncidentActivities & RemediationActivities & NotificationActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }, // unlimited attempts
 });
@@ -72,7 +86,14 @@ export interface IncidentWorkflowInput {
   resource: string;
   severity: Severity;
   /** Carried across continue-as-new; absent on the first run. */
-  carried?: { live: LiveState; pending: CorrelatedSignal[]; signalsSeen: number; pastTriage: boolean };
+  carried?: {
+    live: LiveState;
+    pending: CorrelatedSignal[];
+    signalsSeen: number;
+    pastTriage: boolean;
+    /** The escalation ladder (`<name>-escalation`) runs: acknowledge, snooze and resolve are forwarded to it. */
+    ladder?: boolean;
+  };
 }
 
 /**
@@ -87,6 +108,15 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];
   let signalsSeen = input.carried?.signalsSeen ?? 0;
+  let ladder = input.carried?.ladder ?? false;
+  const ladderId = `${name}-escalation`;
+  /** Tells the ladder, once it runs; it may have ended already (nothing to tell then). */
+  const tellLadder = <Args extends unknown[]>(signal: SignalDefinition<Args>, ...args: Args): Promise<void> =>
+    ladder
+      ? getExternalWorkflowHandle(ladderId)
+          .signal(signal, ...args)
+          .catch(() => undefined)
+      : Promise.resolve();
   const resolved = () => live.state === 'Resolved';
 
   const publish = () =>
@@ -127,6 +157,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       const at = new Date().toISOString();
       Object.assign(live, { acknowledged: true, acknowledgedBy: request.acknowledgedBy, acknowledgedAt: at });
       await acts.acknowledgeIncident({ name, request, at });
+      await tellLadder(ladderAcknowledgedSignal, { by: request.acknowledgedBy, at });
     },
     {
       validator: (_request) => {
@@ -148,6 +179,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       const at = new Date();
       live.snoozeUntil = new Date(at.getTime() + request.durationMs).toISOString();
       await acts.snoozeIncident({ name, request, at: at.toISOString() });
+      await tellLadder(ladderSnoozedSignal, { until: live.snoozeUntil });
     },
     {
       validator: (request) => {
@@ -242,21 +274,66 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     }
   }
 
-  /** Escalated (DESIGN §6): the on-call channel hears of it; people take over. */
+  /**
+   * Escalated (DESIGN §6, §8): the incident's escalation policy pages people through its ladder,
+   * a child workflow; the policy `none` ends the incident `Failed` instead. (Histories from before
+   * the ladder sent one chat notice: they still do.)
+   */
   async function escalate(message: string, why = message.replace(/; escalated to on-call$/, '')): Promise<void> {
     if (resolved()) return;
+    if (!patched(ESCALATION_LADDER)) {
+      await moveTo('Escalated', { type: 'Escalation', source: 'escalation-engine', message });
+      // Not awaited here: a slow chat system must not hold up a person's acknowledge or resolve.
+      notified = notify
+        .notifyHomeChannel({
+          incident: name,
+          event: 'escalation',
+          text: `${name} escalated to on-call: ${input.severity} incident on ${input.namespace}/${input.resource}, ${why.charAt(0).toLowerCase()}${why.slice(1)}. Reply /ack ${name} to acknowledge.`,
+        })
+        .then(
+          () => undefined,
+          () => undefined, // out of tries: the delivery record keeps the error for `gateway status`
+        );
+      return;
+    }
+    const choice = await acts.chooseEscalation({ incident: name });
+    if (choice.none) {
+      await moveTo('Failed', {
+        type: 'Escalation',
+        source: 'escalation-engine',
+        message: `${why}; the escalation policy is none: nobody is paged and the incident ends Failed`,
+      });
+      return;
+    }
     await moveTo('Escalated', { type: 'Escalation', source: 'escalation-engine', message });
-    // Not awaited here: a slow chat system must not hold up a person's acknowledge or resolve.
-    notified = notify
-      .notifyHomeChannel({
-        incident: name,
-        event: 'escalation',
-        text: `${name} escalated to on-call: ${input.severity} incident on ${input.namespace}/${input.resource}, ${why.charAt(0).toLowerCase()}${why.slice(1)}. Reply /ack ${name} to acknowledge.`,
-      })
-      .then(
-        () => undefined,
-        () => undefined, // out of tries: the delivery record keeps the error for `gateway status`
-      );
+    if (resolved()) return;
+    const told = { acknowledged: live.acknowledged, snoozeUntil: live.snoozeUntil };
+    await startChild(escalationWorkflow, {
+      workflowId: ladderId,
+      args: [
+        {
+          incident: name,
+          namespace: input.namespace,
+          ladder: choice.ladder,
+          reason: why,
+          acknowledged: told.acknowledged,
+          ...(told.snoozeUntil && { snoozeUntil: told.snoozeUntil }),
+        },
+      ],
+      // It finishes its last deliveries (the resolve to PagerDuty) after the incident completes.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      typedSearchAttributes: [
+        { key: ESCALATION_STATE, value: 'starting' },
+        { key: INCIDENT, value: name },
+        { key: NAMESPACE, value: input.namespace },
+      ],
+    });
+    ladder = true;
+    // What changed while the child was starting is told now.
+    if (live.acknowledged && !told.acknowledged)
+      await tellLadder(ladderAcknowledgedSignal, { by: live.acknowledgedBy ?? '', at: live.acknowledgedAt ?? '' });
+    if (live.snoozeUntil && live.snoozeUntil !== told.snoozeUntil)
+      await tellLadder(ladderSnoozedSignal, { until: live.snoozeUntil });
   }
 
   /**
@@ -371,13 +448,14 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     await condition(allHandlersFinished);
     await continueAsNew<typeof incidentWorkflow>({
       ...input,
-      carried: { live, pending, signalsSeen, pastTriage: true },
+      carried: { live, pending, signalsSeen, pastTriage: true, ...(ladder && { ladder }) },
     });
   }
 
   pumpDone = true;
   await pump;
   await notified;
+  await tellLadder(ladderResolvedSignal);
   await recordSignals();
   await condition(allHandlersFinished);
   await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });
@@ -389,3 +467,5 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
 const RECORD_SIGNALS_AFTER_POSTMORTEM = 'record-signals-after-postmortem';
 /** Runs before this change escalated right after the runbook match; newer ones remediate first. */
 const REMEDIATION_ENGINE = 'remediation-engine';
+/** Runs before this change sent one chat notice on escalation; newer ones run the policy's ladder. */
+const ESCALATION_LADDER = 'escalation-ladder';

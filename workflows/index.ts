@@ -8,3 +8,4 @@ export { clusterWatchWorkflow } from './cluster-watch';
 export { clusterHealthWorkflow } from './cluster-health';
 export { approvalWorkflow } from './approval';
 export { remediationWorkflow } from './remediation';
+export { escalationWorkflow } from './escalation';

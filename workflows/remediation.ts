@@ -1,12 +1,11 @@
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
-  ChildWorkflowFailure,
   condition,
   executeChild,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
@@ -15,6 +14,7 @@ import {
 import type { AgenticActivities } from '../activities/agentic';
 import type { ApprovalActivities } from '../activities/approvals';
 import type { CallbackActivities } from '../activities/callbacks';
+import type { NotificationActivities } from '../activities/notifications';
 import type { createKubeActionActivities } from '../activities/kube-actions';
 import type { createKubePreviewActivities } from '../activities/kube-preview';
 import type { createKubeReadActivities } from '../activities/kube-reads';
@@ -43,6 +43,7 @@ import {
 import { HTTP_STEP_ACTIVITY_OPTIONS, SCRIPT_STEP_ACTIVITY_OPTIONS } from '../domain/remediation-steps';
 import type { RunbookAction } from '../domain/runbook';
 import { approvalWorkflow } from './approval';
+import { failureText } from './failure-text';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import { INCIDENT, NAMESPACE, REMEDIATION_STATE, RESOURCE } from './search-attributes';
 
@@ -82,6 +83,13 @@ const notify = proxyActivities<CallbackActivities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
+/** Notify steps through the incident policy's channels: each endpoint's delivery is keyed, so a retry sends nothing twice. */
+const notifySteps = proxyActivities<NotificationActivities>({
+  startToCloseTimeout: '2m',
+  scheduleToCloseTimeout: '10m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
 export interface RemediationWorkflowInput {
   plan: PreparedPlan;
 }
@@ -103,12 +111,6 @@ interface Executed {
   undo: KubeStepInput[];
 }
 
-/** The message of the failure an activity (or a child) ended with. */
-function failureText(err: unknown): string {
-  let e: unknown = err;
-  while ((e instanceof ActivityFailure || e instanceof ChildWorkflowFailure) && e.cause) e = e.cause;
-  return e instanceof Error ? e.message : String(e);
-}
 
 /**
  * One remediation attempt (DESIGN §8), workflow id = the plan's name `RP-…`: an approval when the
@@ -358,6 +360,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         await sleep(parseDuration(action.params.duration));
         return `waited ${action.params.duration}`;
       case 'Notify': {
+        if (patched(NOTIFY_STEP_CHANNELS)) return await notifySteps.notifyStep({ plan: plan.name, index });
         const sent = await notify.notifyHomeChannel({
           incident: plan.incident,
           event: `${plan.name}.${index}`,
@@ -611,3 +614,6 @@ function describeAction(a: RunbookAction): string {
   const params = JSON.stringify(a.params);
   return params === '{}' ? a.type : `${a.type} ${params}`;
 }
+
+/** Runs before this change sent Notify steps to the chat home channel; newer ones use the policy's channels. */
+const NOTIFY_STEP_CHANNELS = 'notify-step-channels';

@@ -14,6 +14,8 @@ export const RESOURCE = defineSearchAttributeKey('FoghornResource', SearchAttrib
 export const REMEDIATION_STATE = defineSearchAttributeKey('FoghornRemediationState', SearchAttributeType.KEYWORD);
 /** Set by approval workflows (`APR-…`): `FoghornApprovalStatus = "pending"`. */
 export const APPROVAL_STATUS = defineSearchAttributeKey('FoghornApprovalStatus', SearchAttributeType.KEYWORD);
+/** Set by escalation ladders (`<incident>-escalation`): `FoghornEscalationState = "L2"`, `acknowledged`, `snoozed`, `held`. */
+export const ESCALATION_STATE = defineSearchAttributeKey('FoghornEscalationState', SearchAttributeType.KEYWORD);
 
 export const SEARCH_ATTRIBUTES = [
   INCIDENT,
@@ -23,4 +25,5 @@ export const SEARCH_ATTRIBUTES = [
   RESOURCE,
   REMEDIATION_STATE,
   APPROVAL_STATUS,
+  ESCALATION_STATE,
 ];
