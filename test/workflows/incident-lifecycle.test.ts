@@ -43,16 +43,25 @@ describe('incident lifecycle', () => {
     expect(detail.body.status.analysisResult.confidence).toBeGreaterThan(0.5);
     expect(detail.body.status.analysisResult.rootCause).toContain('checkout');
 
-    const timeline = await get(`/incidents/${name}/timeline`);
+    // Nothing configured: the built-in policy's chat home channel is not set either, and L1 says so.
+    const timeline = await s.eventually(
+      () => get(`/incidents/${name}/timeline`),
+      (r) => r.body.events?.length === 6,
+    );
     expect(timeline.body).toMatchObject({ kind: 'IncidentTimeline', metadata: { name, namespace: 'shop' } });
     const types = timeline.body.events.map((e: { type: string }) => e.type);
-    expect(types).toEqual(['Detection', 'Analysis', 'Analysis', 'RunbookMatch', 'Escalation']);
-    const [detection, started, done, match] = timeline.body.events;
+    expect(types).toEqual(['Detection', 'Analysis', 'Analysis', 'RunbookMatch', 'Escalation', 'Notification']);
+    const [detection, started, done, match, , notice] = timeline.body.events;
+    expect(notice).toMatchObject({
+      source: 'notifier',
+      message: expect.stringContaining('No notification channel is configured for L1 of escalation policy default'),
+      details: { channel: 'none', level: 1 },
+    });
     expect(detection).toMatchObject({ source: 'detector', severity: 'high' });
     expect(started.details).toMatchObject({ model: 'rules-v1', contextSize: expect.any(Number) });
     expect(done.details).toMatchObject({ confidence: expect.any(Number), recommendation: expect.any(String) });
     expect(match.details).toMatchObject({ runbook: 'oomkill-raise-memory-limit', matchScore: expect.any(Number) });
-    expect(timeline.body.metadata.eventCount).toBe(5);
+    expect(timeline.body.metadata.eventCount).toBe(6);
 
     const insights = await get(`/aiinsights?incident=${name}`);
     expect(insights.body.metadata.totalCount).toBe(1);
