@@ -222,6 +222,8 @@ function workflowInput(incident: IncidentRecord): IncidentWorkflowInput {
       pending: [],
       signalsSeen: incident.correlatedSignals.length,
       pastTriage: true,
+      // An escalated incident's ladder outlives a terminated run: the new run keeps telling it.
+      ...(incident.state === 'Escalated' && { ladder: true }),
     },
   };
 }

@@ -102,6 +102,10 @@ describe('ingestion recovers from stale dedup entries and Temporal outages', () 
     const opened = await send('terminated', 'terminated-1');
     const name = opened.body.items[0].incident as string;
     await untilState(name, 'Escalated');
+    await s.eventually(
+      () => types(name),
+      (t) => t.includes('Notification'), // the ladder's L1, before anyone acts
+    );
     const ack = await s.call('POST', `/incidents/${name}/acknowledge`, {
       token: s.tokens.operator,
       body: { acknowledgedBy: 'alice' },
@@ -125,6 +129,7 @@ describe('ingestion recovers from stale dedup entries and Temporal outages', () 
       'Analysis',
       'RunbookMatch',
       'Escalation',
+      'Notification', // the built-in policy's L1: no channel configured
       'Acknowledged',
       'SignalCorrelated',
     ]);
@@ -146,6 +151,10 @@ describe('ingestion recovers from stale dedup entries and Temporal outages', () 
     const opened = await send('terminated-ack', 'terminated-ack-1');
     const name = opened.body.items[0].incident as string;
     await untilState(name, 'Escalated');
+    await s.eventually(
+      () => types(name),
+      (t) => t.includes('Notification'), // the ladder's L1, before anyone acts
+    );
     await s.client.workflow.getHandle(name).terminate('operator cleanup gone wrong');
     expect(await untilClosed(name)).toBe('TERMINATED');
 
@@ -168,6 +177,7 @@ describe('ingestion recovers from stale dedup entries and Temporal outages', () 
       'Analysis',
       'RunbookMatch',
       'Escalation',
+      'Notification', // the built-in policy's L1: no channel configured
       'Acknowledged',
       'Resolved',
       'PostMortemGenerated',
