@@ -24,6 +24,7 @@ import { healthRoutes } from './routes/health';
 import { postmortemRoutes } from './routes/postmortems';
 import { remediationRoutes } from './routes/remediations';
 import { runbookRoutes } from './routes/runbooks';
+import { escalationRoutes } from './routes/escalation';
 import { tokenRoutes } from './routes/tokens';
 
 export interface AppOptions {
@@ -66,6 +67,7 @@ export function createApp(options: AppOptions): express.Express {
     ...tokenRoutes(options.basePath),
     ...auditRoutes(),
     ...runbookRoutes(options.basePath),
+    ...escalationRoutes(options.basePath),
     ...incidentRoutes(options.basePath, ops),
     ...alertRoutes(ops, options.alertnameMap),
     ...insightRoutes(),

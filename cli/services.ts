@@ -17,11 +17,13 @@ import {
   startAuditCheckpointer,
 } from '../store/audit';
 import { seedBuiltinRunbooks } from '../store/runbooks';
+import { provisionEscalationFile } from '../store/escalation-config';
 import { generateToken, seedAdminToken } from '../store/tokens';
 import { ensureReconcilerSchedule } from '../operations/reconciler-schedule';
 import { ensureClusterWorkflows } from '../operations/clusters';
 import { configureSecretKey, generateSecretKey } from '../store/cluster-secrets';
 import { createWorker, installRuntime } from '../worker/worker';
+import { loadEscalationFile } from './escalation-file';
 
 /** Defaults when no embedded server runs and nothing is configured: a local install. */
 export const DEFAULT_MONGODB_URI = 'mongodb://127.0.0.1:27017/foghorn';
@@ -37,10 +39,18 @@ export async function withStore<T>(config: Config, fn: () => Promise<T>): Promis
   }
 }
 
-/** Connects Mongoose and brings the store up to date (indexes, built-in runbooks). */
-export async function connectStore(uri: string): Promise<void> {
+/**
+ * Connects Mongoose and brings the store up to date (indexes, built-in runbooks, and with
+ * `config` the escalation file). A bad escalation file throws ConfigError before connecting.
+ */
+export async function connectStore(uri: string, config?: Config): Promise<void> {
+  const escalation = config?.FOGHORN_ESCALATION_FILE ? loadEscalationFile(config.FOGHORN_ESCALATION_FILE) : undefined;
   await connectMongo(uri);
   await seedBuiltinRunbooks();
+  if (config && escalation) {
+    await ensureSecretKey(config); // the file's targets are stored sealed
+    await provisionEscalationFile(escalation);
+  }
 }
 
 /**

@@ -16,3 +16,4 @@ export * from './remediation-plan';
 export * from './approval';
 export * from './step-run';
 export * from './notification-delivery';
+export * from './escalation-config';
