@@ -37,6 +37,8 @@ export interface AppOptions {
   taskQueue: string;
   /** Extra Alertmanager alertname → signal type mappings (FOGHORN_ALERTNAME_MAP). */
   alertnameMap?: Record<string, SignalType>;
+  /** Where PagerDuty events go (FOGHORN_PAGERDUTY_URL): its host is how PagerDuty targets are shown. */
+  pagerDutyUrl?: string;
 }
 
 /** 503 before touching a route when MongoDB is down, so callers get Retry-After, not a hang. */
@@ -67,7 +69,7 @@ export function createApp(options: AppOptions): express.Express {
     ...tokenRoutes(options.basePath),
     ...auditRoutes(),
     ...runbookRoutes(options.basePath),
-    ...escalationRoutes(options.basePath),
+    ...escalationRoutes(options.basePath, options.pagerDutyUrl),
     ...incidentRoutes(options.basePath, ops),
     ...alertRoutes(ops, options.alertnameMap),
     ...insightRoutes(),

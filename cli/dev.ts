@@ -87,7 +87,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
       process.env.KUBECONFIG = kube.kubeconfigPath;
     }
 
-    await connectStore(mongoUri);
+    await connectStore(mongoUri, config);
     await ensureAuditKey(config, { mirrorCheckpoints: true });
     const admin = await ensureAdminToken(config);
     const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { configSecrets, createLogger } from '../api/observability';
 import { ConfigError, type Config } from '../domain/config';
 import { loadConfigFromEnv } from './config-loader';
+import { loadEscalationFile } from './escalation-file';
 import { disconnectMongo } from '../store/connection';
 import { dev } from './dev';
 import {
@@ -25,12 +26,15 @@ let loaded: Config | undefined;
 
 /**
  * Parses the environment once (secrets also from `<NAME>_FILE`), then removes the secrets from
- * it; later calls return the same configuration. A bad variable stops the process with every
- * problem listed.
+ * it; later calls return the same configuration. A bad variable, or a bad escalation file, stops
+ * the process with every problem listed.
  */
 function loadConfig(): Config {
   try {
-    return (loaded ??= loadConfigFromEnv(process.env));
+    loaded ??= loadConfigFromEnv(process.env);
+    // A bad escalation file stops every command at once, before any server starts.
+    if (loaded.FOGHORN_ESCALATION_FILE) loadEscalationFile(loaded.FOGHORN_ESCALATION_FILE);
+    return loaded;
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -59,7 +63,7 @@ program
   .action(async () => {
     const config = loadConfig();
     const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
-    await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+    await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI, config);
     await ensureAuditKey(config, { mirrorCheckpoints: true });
     await ensureAdminToken(config);
     const temporal = await connectTemporal(
@@ -83,7 +87,7 @@ program
   .action(async () => {
     const config = loadConfig();
     const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
-    await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+    await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI, config);
     await ensureAuditKey(config, { mirrorCheckpoints: true });
     const { worker, done } = await startWorker(config, config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS);
     const checkpointer = startCheckpointer(logger);
@@ -95,6 +99,10 @@ program.addCommand(tokenCommand(loadConfig));
 program.addCommand(gatewayCommand(loadConfig));
 
 program.parseAsync(process.argv).catch((err: Error) => {
+  if (err instanceof ConfigError) {
+    console.error(err.message); // one line per problem, as for a bad variable
+    process.exit(2);
+  }
   console.error(`foghorn: ${err.message}`);
   process.exit(1);
 });

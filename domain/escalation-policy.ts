@@ -18,8 +18,12 @@ const configName = z
 const endpointUrl = z
   .string()
   .url('must be a URL such as https://hooks.slack.com/services/…')
-  .refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be an http or https URL')
-  .refine((u) => !new URL(u).username && !new URL(u).password, 'must not carry a user or password');
+  // Refinements run even when .url() failed: a string that is no URL has its issue already.
+  .refine((u) => !URL.canParse(u) || /^https?:$/.test(new URL(u).protocol), 'must be an http or https URL')
+  .refine(
+    (u) => !URL.canParse(u) || (!new URL(u).username && !new URL(u).password),
+    'must not carry a user or password',
+  );
 
 export const NOTIFICATION_CHANNELS = ['slack', 'pagerduty', 'webhook', 'chat'] as const;
 export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
@@ -56,10 +60,18 @@ export const levelTargetSchema = z.union([channelTargetSchema, z.object({ schedu
 export type LevelTarget = z.infer<typeof levelTargetSchema>;
 
 const ms = (text: string) => parseDuration(text);
+/** For refinements: a duration goDuration refused already has its issue; NaN fails no other check. */
+const checkedMs = (text: string) => {
+  try {
+    return parseDuration(text);
+  } catch {
+    return NaN;
+  }
+};
 
 export const escalationPolicySchema = z
   .object({
-    name: configName,
+    name: configName.refine((n) => n !== 'none', 'none is built in (nobody is paged) and cannot be defined'),
     description: z.string().max(500).default(''),
     /** Lower first; ties in creation order. The first policy that matches an incident is its policy. */
     priority: z.number().int().min(0).max(10_000).default(100),
@@ -91,9 +103,9 @@ export const escalationPolicySchema = z
   .strict()
   .superRefine((p, ctx) => {
     for (const [i, level] of p.levels.entries())
-      if (ms(level.escalateAfter) < 1_000)
+      if (checkedMs(level.escalateAfter) < 1_000)
         ctx.addIssue({ code: 'custom', path: ['levels', i, 'escalateAfter'], message: 'must be at least 1s' });
-    if (p.repeat && ms(p.repeat.every) < 60_000)
+    if (p.repeat && checkedMs(p.repeat.every) < 60_000)
       ctx.addIssue({ code: 'custom', path: ['repeat', 'every'], message: 'must be at least 1m' });
     if (p.repeat && p.levels.length === 0)
       ctx.addIssue({ code: 'custom', path: ['repeat'], message: 'needs at least one level to repeat' });
@@ -110,7 +122,9 @@ export const onCallScheduleSchema = z
     start: z.string().datetime({ offset: true, message: 'must be an ISO 8601 timestamp' }),
     shift: goDuration.default('168h'),
     people: z
-      .array(z.object({ name: z.string().min(1).max(100), targets: z.array(channelTargetSchema).min(1).max(10) }).strict())
+      .array(
+        z.object({ name: z.string().min(1).max(100), targets: z.array(channelTargetSchema).min(1).max(10) }).strict(),
+      )
       .min(1)
       .max(100),
     overrides: z
@@ -129,11 +143,16 @@ export const onCallScheduleSchema = z
   .strict()
   .superRefine((s, ctx) => {
     const names = new Set(s.people.map((p) => p.name));
-    if (names.size !== s.people.length) ctx.addIssue({ code: 'custom', path: ['people'], message: 'names must be unique' });
-    if (ms(s.shift) < 60_000) ctx.addIssue({ code: 'custom', path: ['shift'], message: 'must be at least 1m' });
+    if (names.size !== s.people.length)
+      ctx.addIssue({ code: 'custom', path: ['people'], message: 'names must be unique' });
+    if (checkedMs(s.shift) < 60_000) ctx.addIssue({ code: 'custom', path: ['shift'], message: 'must be at least 1m' });
     for (const [i, o] of s.overrides.entries()) {
       if (!names.has(o.person))
-        ctx.addIssue({ code: 'custom', path: ['overrides', i, 'person'], message: `must be one of the schedule's people` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['overrides', i, 'person'],
+          message: `must be one of the schedule's people`,
+        });
       if (Date.parse(o.to) <= Date.parse(o.from))
         ctx.addIssue({ code: 'custom', path: ['overrides', i, 'to'], message: 'must be after from' });
     }
@@ -165,7 +184,8 @@ export const escalationFileSchema = z
     const unique = (key: 'policies' | 'schedules' | 'maintenanceWindows') => {
       const seen = new Set<string>();
       for (const [i, item] of file[key].entries()) {
-        if (seen.has(item.name)) ctx.addIssue({ code: 'custom', path: [key, i, 'name'], message: `duplicate name ${item.name}` });
+        if (seen.has(item.name))
+          ctx.addIssue({ code: 'custom', path: [key, i, 'name'], message: `duplicate name ${item.name}` });
         seen.add(item.name);
       }
     };
