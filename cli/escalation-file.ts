@@ -1,7 +1,7 @@
 import { readFileSync } from 'fs';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../domain/config';
-import { describeIssues, escalationFileSchema, NO_POLICY, type EscalationFile } from '../domain/escalation-policy';
+import { describeIssues, escalationFileSchema, type EscalationFile } from '../domain/escalation-policy';
 
 /**
  * Reads and validates FOGHORN_ESCALATION_FILE (docs/escalation.md). Every problem is one line
@@ -29,10 +29,5 @@ export function loadEscalationFile(path: string): EscalationFile {
   // An empty file configures nothing.
   const result = escalationFileSchema.safeParse(doc.toJS() ?? {});
   if (!result.success) throw new ConfigError(describeIssues(result.error).map((line) => `${where}: ${line}`));
-  const reserved = result.data.policies.findIndex((p) => p.name === NO_POLICY);
-  if (reserved >= 0)
-    throw new ConfigError([
-      `${where}: policies.${reserved}.name: ${NO_POLICY} is built in (nobody is paged) and cannot be redefined`,
-    ]);
   return result.data;
 }

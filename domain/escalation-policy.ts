@@ -71,7 +71,7 @@ const checkedMs = (text: string) => {
 
 export const escalationPolicySchema = z
   .object({
-    name: configName.refine((n) => n !== 'none', 'none is built in (nobody is paged) and cannot be defined'),
+    name: configName.refine((n) => n !== 'none', 'none is built in (nobody is paged) and cannot be redefined'),
     description: z.string().max(500).default(''),
     /** Lower first; ties in creation order. The first policy that matches an incident is its policy. */
     priority: z.number().int().min(0).max(10_000).default(100),

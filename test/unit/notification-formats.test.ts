@@ -365,10 +365,17 @@ describe('chat text', () => {
   });
 
   it('an approval request names the /approve and /reject commands', () => {
-    const text = chatText(event('approval.requested'));
+    const { message: _message, ...bare } = event('approval.requested');
+    const text = chatText(bare);
     expect(text).toContain('Approval APR-20261123-002 needed (role admin, until 2026-11-23T08:50:00.000Z)');
     expect(text).toContain('Reply /approve APR-20261123-002 or /reject APR-20261123-002 [reason].');
     expect(text).not.toContain('/ack');
+  });
+
+  it("an approval request with the approval's own notice (its previews and commands) sends that notice", () => {
+    const notice =
+      'Approval APR-20261123-002 needed (admin, risk 90) …\nReply /approve APR-20261123-002 or /reject APR-20261123-002 [reason] before …';
+    expect(chatText({ ...event('approval.requested'), message: notice })).toBe(`${notice}\n${LINKS.incident}`);
   });
 
   it('acknowledge, resolve, a closed approval and a Notify step read differently and ask nothing', () => {

@@ -1,5 +1,5 @@
 import { runbookSpecSchema } from '../../domain/runbook';
-import { createRunbook } from '../../store/runbooks';
+import { createRunbook, deleteRunbook } from '../../store/runbooks';
 import { deliveriesOf } from '../../store/notification-deliveries';
 import { ladderStateQuery } from '../../workflows/escalation-messages';
 import { ESCALATION_STATE } from '../../workflows/search-attributes';
@@ -458,6 +458,8 @@ describe('approvals', () => {
     await receiver.waitFor('/pagerduty', pagerDuty(name, 'trigger'));
     await receiver.waitFor('/slack/approve', (n) => n.body.text.includes(`${name} escalated to on-call (L1)`));
     expect(receiver.accepted('/fix')).toHaveLength(0);
+    // Later incidents of the category must escalate at once again.
+    expect(await deleteRunbook('approve-http-fix')).toBeDefined();
   });
 });
 
