@@ -119,15 +119,22 @@ describe('gateway with the LLM agent (OpenAI-compatible tool calling)', () => {
       body: { resource: 'Deployment/payments', namespace: 'prod', signalType: 'HighErrorRate', severity: 'critical' },
     });
     const name = created.body.metadata.name as string;
-    const notice = await gw.receiver.waitFor((c) => c.body.message_id === `${name}.escalation`);
+    // The built-in escalation policy: L1 is the chat home channel.
+    const notice = await gw.receiver.waitFor((c) => c.body.text.startsWith(`${name} escalated to on-call (L1)`));
     expect(notice.body).toMatchObject({ chat_id: 'ops-home', kind: 'proactive', seq: 1 });
-    expect(notice.body.text).toContain(`${name} escalated to on-call: critical incident on prod/Deployment/payments`);
+    expect(notice.body.text).toContain('critical HighErrorRate on prod/Deployment/payments');
+    expect(notice.body.text).toContain(`Reply /ack ${name} to acknowledge.`);
     expect(notice.signatureValid).toBe(true);
     const timeline = await gw.eventually(
       () => gw.call('GET', `/incidents/${name}/timeline?namespace=prod`),
       (r) => JSON.stringify(r.body).includes('"Notification"'),
     );
-    expect(JSON.stringify(timeline.body)).toContain('Posted to the chat home channel ops-home');
+    const note = timeline.body.events.find((e: { type: string }) => e.type === 'Notification');
+    expect(note).toMatchObject({
+      source: 'notifier',
+      message: expect.stringContaining('Notified L1 via chat ops-home'),
+      details: { channel: 'chat', target: 'ops-home', level: 1, attempt: 1 },
+    });
   });
 
   it('posts progress while tools run, at most one per 3 s, after the notice', async () => {

@@ -151,6 +151,56 @@ async function main(): Promise<void> {
       await save(gw.client, label, waiting, 'incident-remediating-running');
       await save(gw.client, label, approval.plan, 'remediation-awaiting-approval');
       await save(gw.client, label, approval.name, 'approval-pending');
+
+      // 6. Escalation (v0.5 on): a policy's ladder past L2, running; another one resolved.
+      const created = await gw.call('POST', '/escalation-policies', {
+        token: gw.tokens.admin,
+        body: {
+          name: 'replay-ladder',
+          match: { namespaces: ['ladder'] },
+          levels: [
+            { targets: [{ channel: 'slack', url: `${url}/slack` }], escalateAfter: '5m' },
+            { targets: [{ channel: 'webhook', url: `${url}/hook`, secret: 'whsec_cmVwbGF5LXJlY29yZGluZy1zZWNyZXQ=' }] },
+          ],
+          repeat: { every: '30m', times: 2 },
+        },
+      });
+      if (created.status !== 201) throw new Error(`policy: ${created.status} ${JSON.stringify(created.body)}`);
+      const escalate = async (resource: string) => {
+        const res = await gw.call('POST', '/incidents', {
+          token: gw.tokens.operator,
+          body: { resource, namespace: 'ladder', signalType: 'Custom', severity: 'critical', description: 'replay' },
+        });
+        const name = res.body.metadata.name as string;
+        await gw.eventually(
+          () => get(`/incidents/${name}`),
+          (r) => r.body.status?.state === 'Escalated',
+          60_000,
+        );
+        await gw.eventually(
+          async () => (await gw.client.workflow.getHandle(`${name}-escalation`).fetchHistory()).events ?? [],
+          (events) => events.some((e) => e.timerStartedEventAttributes),
+          60_000,
+        );
+        return name;
+      };
+      const paging = await escalate('Deployment/ledger');
+      await gw.wf.env.sleep(5 * 60_000 + 1_000); // L2
+      await gw.eventually(
+        async () => (await gw.client.workflow.getHandle(`${paging}-escalation`).fetchHistory()).events ?? [],
+        (events) => events.filter((e) => e.timerStartedEventAttributes).length >= 2,
+        60_000,
+      );
+      await save(gw.client, label, paging, 'incident-escalated-ladder-running');
+      await save(gw.client, label, `${paging}-escalation`, 'escalation-running');
+      const closed = await escalate('Deployment/billing');
+      await gw.call('POST', `/incidents/${closed}/acknowledge?namespace=ladder`, {
+        token: gw.tokens.operator,
+        body: { acknowledgedBy: 'alice' },
+      });
+      await gw.call('POST', `/incidents/${closed}/resolve?namespace=ladder`, { token: gw.tokens.operator, body: {} });
+      await gw.client.workflow.getHandle(`${closed}-escalation`).result();
+      await save(gw.client, label, `${closed}-escalation`, 'escalation-completed');
     } finally {
       receiver.close();
     }

@@ -27,6 +27,7 @@ describe('replay of recorded histories', () => {
       'chatWorkflow',
       'clusterHealthWorkflow',
       'clusterWatchWorkflow',
+      'escalationWorkflow',
       'incidentWorkflow',
       'postmortemWorkflow',
       'remediationWorkflow',
