@@ -24,7 +24,11 @@ export async function postJson(url: string, json: string, headers: Record<string
     await res.body?.cancel();
     if (res.ok) return { ok: true, status: res.status };
     const retryAfterMs = parseRetryAfter(res.headers.get('retry-after'), new Date());
-    return { ok: false, failure: `HTTP ${res.status} from ${host}`, ...(retryAfterMs !== undefined && { retryAfterMs }) };
+    return {
+      ok: false,
+      failure: `HTTP ${res.status} from ${host}`,
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    };
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     const why = (err as Error).name === 'TimeoutError' ? 'timed out' : (cause ?? 'network error');

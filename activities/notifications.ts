@@ -22,11 +22,7 @@ import { signWebhook } from '../domain/webhook-signature';
 import { getApproval } from '../store/approvals';
 import { getPolicy, getSchedule, listPolicies, maintenanceAt } from '../store/escalation-config';
 import { appendTimeline, getIncident, updateIncident, type IncidentRecord } from '../store/incidents';
-import {
-  deliveryOnce,
-  markNotificationDelivered,
-  markNotificationFailed,
-} from '../store/notification-deliveries';
+import { deliveryOnce, markNotificationDelivered, markNotificationFailed } from '../store/notification-deliveries';
 import { getPlan } from '../store/remediations';
 import { createCallbackActivities } from './callbacks';
 import { idempotencyKey } from './context';
@@ -253,7 +249,12 @@ export function createNotificationActivities(config: Config) {
     const where = `${shown.channel} ${shown.target}${input.endpoint.person ? ` (${input.endpoint.person})` : ''}`;
     if (!target) {
       // The policy or schedule was edited since the rung was planned: the target is gone.
-      await note(input.incident, `notification/${input.incident}/${input.event}/${input.scope}/${input.endpoint.ref}`, `Not sent to ${where}: the target is no longer configured`, { ...shown, level: input.level, attempt: input.attempt });
+      await note(
+        input.incident,
+        `notification/${input.incident}/${input.event}/${input.scope}/${input.endpoint.ref}`,
+        `Not sent to ${where}: the target is no longer configured`,
+        { ...shown, level: input.level, attempt: input.attempt },
+      );
       return 'already delivered';
     }
     const key = `${input.incident}.${input.event}.${input.scope}.${endpointId(target)}`;
@@ -261,7 +262,13 @@ export function createNotificationActivities(config: Config) {
       { key, incident: input.incident, event: input.event, ...shown, level: input.level, attempt: input.attempt },
       new Date(),
     );
-    const details = { ...shown, level: input.level, attempt: input.attempt, event: input.event, ...(input.endpoint.person && { person: input.endpoint.person }) };
+    const details = {
+      ...shown,
+      level: input.level,
+      attempt: input.attempt,
+      event: input.event,
+      ...(input.endpoint.person && { person: input.endpoint.person }),
+    };
     const rung = input.level > 0 ? ` L${input.level}${input.attempt > 1 ? ` (repeat ${input.attempt - 1})` : ''}` : '';
     if (record.status === 'delivered') {
       await note(input.incident, `notification/${key}`, `Notified${rung} via ${where}: ${input.event}`, details);
@@ -271,7 +278,11 @@ export function createNotificationActivities(config: Config) {
     const outcome = await send(key, target, await content(input, incident));
     if (!outcome.ok) {
       await markNotificationFailed(key, outcome.failure, new Date());
-      throw retryLater(`${input.event} to ${where} not delivered: ${outcome.failure}`, NOT_DELIVERED, outcome.retryAfterMs);
+      throw retryLater(
+        `${input.event} to ${where} not delivered: ${outcome.failure}`,
+        NOT_DELIVERED,
+        outcome.retryAfterMs,
+      );
     }
     await markNotificationDelivered(key, new Date());
     const recorded = 'recorded' in outcome && outcome.recorded;
@@ -302,7 +313,12 @@ export function createNotificationActivities(config: Config) {
      * A level's endpoints (0-based `level`) as they are now. With none usable, the timeline says
      * plainly that nobody was notified and why.
      */
-    async levelEndpoints(input: { incident: string; policy?: string; level: number; why: string }): Promise<Endpoint[]> {
+    async levelEndpoints(input: {
+      incident: string;
+      policy?: string;
+      level: number;
+      why: string;
+    }): Promise<Endpoint[]> {
       const incident = await mustGetIncident(input.incident);
       const policy = await policyOf(incident, input.policy);
       const { endpoints, problems } = await endpointsOf(policy, input.level, new Date());
@@ -325,7 +341,13 @@ export function createNotificationActivities(config: Config) {
         input.incident,
         `notification-failed/${input.incident}/${input.event}/${input.scope}/${input.endpoint.ref}`,
         `Could not notify ${where} of ${input.event}: ${input.error}`,
-        { channel: input.endpoint.channel, target: input.endpoint.target, level: input.level, attempt: input.attempt, failed: true },
+        {
+          channel: input.endpoint.channel,
+          target: input.endpoint.target,
+          level: input.level,
+          attempt: input.attempt,
+          failed: true,
+        },
       );
     },
 
@@ -340,7 +362,9 @@ export function createNotificationActivities(config: Config) {
     },
 
     /** The maintenance window holding the ladder for this namespace now, if any. */
-    async maintenanceWindow(input: { namespace: string }): Promise<{ name: string; until: string; reason: string } | undefined> {
+    async maintenanceWindow(input: {
+      namespace: string;
+    }): Promise<{ name: string; until: string; reason: string } | undefined> {
       const w = await maintenanceAt(input.namespace, new Date());
       return w && { name: w.name, until: new Date(w.to).toISOString(), reason: w.reason };
     },
@@ -349,7 +373,8 @@ export function createNotificationActivities(config: Config) {
     async notifyStep(input: { plan: string; index: number }): Promise<string> {
       const plan = await getPlan(input.plan);
       const action = plan?.actions[input.index];
-      if (!plan || action?.type !== 'Notify') throw new Error(`step ${input.index} of ${input.plan} is not a Notify step`);
+      if (!plan || action?.type !== 'Notify')
+        throw new Error(`step ${input.index} of ${input.plan} is not a Notify step`);
       const incident = await mustGetIncident(plan.issueRef);
       const policy = await policyOf(incident, incident.state === 'Escalated' ? incident.escalationPolicy : undefined);
       let endpoints: Endpoint[] = [];
@@ -357,7 +382,8 @@ export function createNotificationActivities(config: Config) {
         endpoints = (await endpointsOf(policy, level, new Date(), action.params.channel)).endpoints;
       const fallback = endpoints.length === 0;
       if (fallback && homeChannel) endpoints = [endpoint(['home'], { channel: 'chat' })];
-      if (endpoints.length === 0) return `no ${action.params.channel} target in policy ${policy.name} and no chat home channel: message recorded here only`;
+      if (endpoints.length === 0)
+        return `no ${action.params.channel} target in policy ${policy.name} and no chat home channel: message recorded here only`;
       const sent: string[] = [];
       for (const e of endpoints) {
         const outcome = await deliverNotification({
@@ -371,7 +397,10 @@ export function createNotificationActivities(config: Config) {
         });
         sent.push(`${e.channel} ${e.target}: ${outcome}`);
       }
-      const via = fallback && action.params.channel !== 'chat' ? ` (no ${action.params.channel} target in policy ${policy.name})` : '';
+      const via =
+        fallback && action.params.channel !== 'chat'
+          ? ` (no ${action.params.channel} target in policy ${policy.name})`
+          : '';
       return `${sent.join('; ')}${via}`;
     },
   };

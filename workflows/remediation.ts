@@ -111,7 +111,6 @@ interface Executed {
   undo: KubeStepInput[];
 }
 
-
 /**
  * One remediation attempt (DESIGN §8), workflow id = the plan's name `RP-…`: an approval when the
  * plan needs one, then its steps one activity each (keyed by plan + step), then verification for

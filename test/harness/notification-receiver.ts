@@ -12,7 +12,10 @@ export interface ReceivedNotification {
   status: number;
 }
 
-type Answer = (n: Omit<ReceivedNotification, 'status'>, attempt: number) => { status: number; headers?: Record<string, string> };
+type Answer = (
+  n: Omit<ReceivedNotification, 'status'>,
+  attempt: number,
+) => { status: number; headers?: Record<string, string> };
 
 /**
  * A real HTTP server standing in for Slack, PagerDuty's Events API and generic webhook receivers:

@@ -145,7 +145,13 @@ async function main(): Promise<void> {
       const approval = pending.body.items[0];
       await gw.eventually(
         // (The record is written before its workflow starts: not found yet is "not yet".)
-        async () => (await gw.client.workflow.getHandle(approval.name).fetchHistory().catch(() => undefined))?.events ?? [],
+        async () =>
+          (
+            await gw.client.workflow
+              .getHandle(approval.name)
+              .fetchHistory()
+              .catch(() => undefined)
+          )?.events ?? [],
         (events) => events.some((e) => e.timerStartedEventAttributes),
         60_000,
       );
