@@ -475,9 +475,14 @@ describe('deliveries', () => {
       match: { namespaces: ['flaky'] },
       levels: [{ targets: [{ channel: 'webhook', url: receiver.url('/hooks/flaky'), secret: WEBHOOK_SECRET }] }],
     });
-    receiver.answerWith((n, attempt) =>
-      n.path === '/hooks/flaky' && attempt <= 3 ? { status: 500 } : { status: 200 },
-    );
+    // The trigger fails three times; the acknowledge is rate limited once (429 + Retry-After).
+    receiver.answerWith((n, attempt) => {
+      if (n.path !== '/hooks/flaky') return { status: 200 };
+      if (n.body.type === 'incident.escalated' && attempt <= 3) return { status: 500 };
+      if (n.body.type === 'incident.acknowledged' && attempt === 1)
+        return { status: 429, headers: { 'retry-after': '1' } };
+      return { status: 200 };
+    });
     try {
       const name = await open('flaky', 'high');
       await s.eventually(
@@ -500,8 +505,12 @@ describe('deliveries', () => {
       expect(new Set(tries.map((t) => t.headers['webhook-id'])).size).toBe(1);
       expect(new Set(tries.map((t) => t.headers['idempotency-key'])).size).toBe(1);
 
-      // The acknowledge follows the trigger to this stateful receiver, once.
+      // The acknowledge follows the trigger to this stateful receiver, once, after its 429.
       await receiver.waitFor('/hooks/flaky', ofType('incident.acknowledged'));
+      const acks = receiver.requests.filter(
+        (r) => r.path === '/hooks/flaky' && r.body.type === 'incident.acknowledged',
+      );
+      expect(acks.map((t) => t.status)).toEqual([429, 200]);
       expect((await resolve(name, 'flaky')).status).toBe(200);
       await receiver.waitFor('/hooks/flaky', ofType('incident.resolved'));
       await ladder(name).result();
