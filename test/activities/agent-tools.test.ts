@@ -66,7 +66,8 @@ describe('agent tools', () => {
     const name: string = created.body.metadata.name;
     await s.eventually(
       () => get(`/incidents/${name}`),
-      (r) => r.body.status?.state === 'Escalated',
+      // Escalated, and its ladder's L1 notice written (nothing is configured: it says so).
+      (r) => r.body.status?.state === 'Escalated' && r.body.status.timelineCount === 6,
     );
     return name;
   }
@@ -85,7 +86,8 @@ describe('agent tools', () => {
     expect(show.text).toContain(`${name}: OOMKilled on Deployment/checkout in shop`);
     expect(show.text).toContain('state: Escalated  severity: high  risk: 65');
     expect(show.text).toMatch(/root cause: .*checkout/);
-    expect(show.text).toMatch(/latest events \(5 of 5\):\n {2}\S+ Detection \(detector\)/);
+    expect(show.text).toMatch(/latest events \(5 of 6\):\n {2}\S+ Analysis \(ai-engine\)/);
+    expect(show.text).toMatch(/\n {2}\S+ Notification \(notifier\): No notification channel is configured/);
   });
 
   it('acknowledges, snoozes and resolves as webhook:<user>, leaving the API’s traces', async () => {
