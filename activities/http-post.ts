@@ -4,7 +4,11 @@ import { parseRetryAfter, retryDelayMs } from '../domain/delivery';
 
 const ATTEMPT_TIMEOUT_MS = 15_000;
 
-export type PostOutcome = { ok: true; status: number } | { ok: false; failure: string; retryAfterMs?: number };
+export type PostOutcome =
+  { ok: true; status: number } | { ok: false; failure: string; retryAfterMs?: number; permanent?: boolean };
+
+/** 4xx answers a retry cannot change (a revoked Slack webhook 404s, a bad routing key 400s); 408, 409, 425 and 429 can. */
+const isPermanent = (status: number) => status >= 400 && status < 500 && ![408, 409, 425, 429].includes(status);
 
 /**
  * One POST of a JSON body to a receiver that may be slow, down or rate limiting (callbacks,
@@ -28,6 +32,7 @@ export async function postJson(url: string, json: string, headers: Record<string
       ok: false,
       failure: `HTTP ${res.status} from ${host}`,
       ...(retryAfterMs !== undefined && { retryAfterMs }),
+      ...(isPermanent(res.status) && { permanent: true }),
     };
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code;

@@ -1,4 +1,5 @@
 import { createHash } from 'crypto';
+import { ApplicationFailure } from '@temporalio/common';
 import { truncateReply } from '../domain/chat';
 import type { Config } from '../domain/config';
 import {
@@ -11,6 +12,7 @@ import {
 } from '../domain/escalation-policy';
 import {
   chatText,
+  pagerDutyChangeUrl,
   pagerDutyEvent,
   slackMessage,
   webhookEvent,
@@ -21,12 +23,13 @@ import { onCallAt } from '../domain/oncall';
 import { signWebhook } from '../domain/webhook-signature';
 import { getApproval } from '../store/approvals';
 import { getPolicy, getSchedule, listPolicies, maintenanceAt } from '../store/escalation-config';
+import { SecretUnreadableError } from '../store/cluster-secrets';
 import { appendTimeline, getIncident, updateIncident, type IncidentRecord } from '../store/incidents';
 import { deliveryOnce, markNotificationDelivered, markNotificationFailed } from '../store/notification-deliveries';
 import { getPlan } from '../store/remediations';
 import { createCallbackActivities } from './callbacks';
 import { idempotencyKey } from './context';
-import { postJson, retryLater } from './http-post';
+import { postJson, retryLater, type PostOutcome } from './http-post';
 
 /**
  * Where a notification goes, as a workflow may carry it: `ref` says where to find the target
@@ -35,6 +38,11 @@ import { postJson, retryLater } from './http-post';
  */
 export interface Endpoint {
   ref: string;
+  /**
+   * Which real endpoint the target was when planned (a truncated hash of it, never the secret):
+   * deliveries to one endpoint queue together, and one that changed since is not sent to.
+   */
+  id?: string;
   channel: ChannelTarget['channel'];
   /** Redacted: the host, or the chat id. */
   target: string;
@@ -59,9 +67,15 @@ export interface DeliveryInput {
   approval?: string;
 }
 
-export type DeliveryOutcome = 'delivered' | 'already delivered' | 'recorded';
+/** `not sent`: the target was removed or changed since the notification was planned. */
+export type DeliveryOutcome = 'delivered' | 'already delivered' | 'recorded' | 'not sent';
 
 const NOT_DELIVERED = 'NotificationNotDelivered';
+
+function unreadableAsMissing(err: unknown): undefined {
+  if (err instanceof SecretUnreadableError) return undefined;
+  throw err;
+}
 
 /** The escalation engine's side effects (docs/escalation.md); each is idempotent. */
 export function createNotificationActivities(config: Config) {
@@ -81,7 +95,8 @@ export function createNotificationActivities(config: Config) {
 
   /** The incident's policy as stored now (it may have been edited since it was chosen). */
   async function policyOf(incident: IncidentRecord, name?: string): Promise<EscalationPolicy> {
-    const named = name ? await getPolicy(name) : undefined;
+    // A policy sealed with a key this process no longer has is as good as gone: the choice stands in.
+    const named = name ? await getPolicy(name).catch(unreadableAsMissing) : undefined;
     return named ?? choosePolicy(await listPolicies(), incident);
   }
 
@@ -115,6 +130,7 @@ export function createNotificationActivities(config: Config) {
     const shown = describeTarget(target, config.FOGHORN_PAGERDUTY_URL);
     return {
       ref: JSON.stringify(ref),
+      id: endpointId(target),
       channel: target.channel,
       target: target.channel === 'chat' && !target.chatId ? (homeChannel ?? shown.target) : shown.target,
       ...(person && { person }),
@@ -202,13 +218,19 @@ export function createNotificationActivities(config: Config) {
     key: string,
     target: ChannelTarget,
     body: NotificationContent,
-  ): Promise<{ ok: true; recorded?: boolean } | { ok: false; failure: string; retryAfterMs?: number }> {
+  ): Promise<{ ok: true; recorded?: boolean } | Extract<PostOutcome, { ok: false }>> {
     const headers = { 'User-Agent': 'foghorn-notifier', 'Idempotency-Key': key };
     switch (target.channel) {
       case 'slack':
         return postJson(target.url, JSON.stringify(slackMessage(body)), headers);
-      case 'pagerduty':
-        return postJson(config.FOGHORN_PAGERDUTY_URL, JSON.stringify(pagerDutyEvent(body, target.routingKey)), headers);
+      case 'pagerduty': {
+        // A Notify step is a Change Event: a message for the service's timeline, not an alert.
+        const url =
+          body.event === 'remediation.notify'
+            ? pagerDutyChangeUrl(config.FOGHORN_PAGERDUTY_URL)
+            : config.FOGHORN_PAGERDUTY_URL;
+        return postJson(url, JSON.stringify(pagerDutyEvent(body, target.routingKey)), headers);
+      }
       case 'webhook': {
         const json = JSON.stringify(webhookEvent(body));
         const timestamp = Math.floor(Date.now() / 1000);
@@ -247,15 +269,16 @@ export function createNotificationActivities(config: Config) {
     const target = await targetOf(ref);
     const shown = { channel: input.endpoint.channel, target: input.endpoint.target };
     const where = `${shown.channel} ${shown.target}${input.endpoint.person ? ` (${input.endpoint.person})` : ''}`;
-    if (!target) {
-      // The policy or schedule was edited since the rung was planned: the target is gone.
+    if (!target || (input.endpoint.id !== undefined && endpointId(target) !== input.endpoint.id)) {
+      // The policy or schedule was edited since the rung was planned: the target is gone, or the
+      // same place in it now leads elsewhere (a resolve must not go to another routing key).
       await note(
         input.incident,
         `notification/${input.incident}/${input.event}/${input.scope}/${input.endpoint.ref}`,
-        `Not sent to ${where}: the target is no longer configured`,
+        `Not sent to ${where}: the target is no longer configured as it was`,
         { ...shown, level: input.level, attempt: input.attempt },
       );
-      return 'already delivered';
+      return 'not sent';
     }
     const key = `${input.incident}.${input.event}.${input.scope}.${endpointId(target)}`;
     const record = await deliveryOnce(
@@ -278,6 +301,8 @@ export function createNotificationActivities(config: Config) {
     const outcome = await send(key, target, await content(input, incident));
     if (!outcome.ok) {
       await markNotificationFailed(key, outcome.failure, new Date());
+      if (outcome.permanent)
+        throw ApplicationFailure.nonRetryable(`${input.event} to ${where} refused: ${outcome.failure}`, NOT_DELIVERED);
       throw retryLater(
         `${input.event} to ${where} not delivered: ${outcome.failure}`,
         NOT_DELIVERED,

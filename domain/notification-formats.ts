@@ -278,7 +278,23 @@ export interface PagerDutyStateChange {
   dedup_key: string;
 }
 
-export type PagerDutyEvent = PagerDutyTrigger | PagerDutyStateChange;
+/**
+ * A Change Event (Events API v2, `…/v2/change/enqueue`): informational, on the service's
+ * timeline, never an alert — what a runbook's `Notify` step is; a trigger would open an alert
+ * nothing resolves when the fix works.
+ */
+export interface PagerDutyChangeEvent {
+  routing_key: string;
+  payload: { summary: string; timestamp: string; source: string; custom_details: Record<string, unknown> };
+  links: { href: string; text: string }[];
+}
+
+export type PagerDutyEvent = PagerDutyTrigger | PagerDutyStateChange | PagerDutyChangeEvent;
+
+/** The Change Events endpoint beside an Events API v2 endpoint (`…/v2/enqueue` → `…/v2/change/enqueue`). */
+export function pagerDutyChangeUrl(eventsUrl: string): string {
+  return eventsUrl.replace(/\/enqueue\/?$/, '/change/enqueue');
+}
 
 /** The idempotency key / dedup key the receiver sees: the approval for approval events, else the incident. */
 export function pagerDutyDedupKey(c: NotificationContent): string {
@@ -293,9 +309,19 @@ export function pagerDutyEvent(c: NotificationContent, routingKey: string): Page
     case 'incident.resolved':
     case 'approval.closed':
       return { routing_key: routingKey, event_action: 'resolve', dedup_key };
+    case 'remediation.notify':
+      return {
+        routing_key: routingKey,
+        payload: {
+          summary: clipText(headline(c), PAGERDUTY_SUMMARY_MAX),
+          timestamp: c.at,
+          source: `${c.incident.cluster}/${c.incident.namespace}`,
+          custom_details: { event: c.event, incident: c.incident.name, ...(c.message && { message: c.message }) },
+        },
+        links: [{ href: c.links.incident, text: `Foghorn incident ${c.incident.name}` }],
+      };
     case 'incident.escalated':
     case 'approval.requested':
-    case 'remediation.notify':
       break;
   }
   const i = c.incident;

@@ -94,14 +94,38 @@ async function nextSeq(): Promise<number> {
   return counter!.seq;
 }
 
+function findDocs(kind: ConfigKind, filter: Record<string, unknown>): Promise<StoredDoc[]> {
+  return EscalationConfigModel.find({ kind, ...filter }, FIELDS)
+    .sort(ORDER[kind])
+    .lean<StoredDoc[]>()
+    .exec();
+}
+
 async function findAll<K extends ConfigKind>(
   kind: K,
   filter: Record<string, unknown> = {},
 ): Promise<ConfigRecord<K>[]> {
-  const docs = await EscalationConfigModel.find({ kind, ...filter }, FIELDS)
-    .sort(ORDER[kind])
-    .lean<StoredDoc[]>();
-  return docs.map((d) => open<K>(d));
+  return (await findDocs(kind, filter)).map((d) => open<K>(d));
+}
+
+/**
+ * What escalation reads: entries sealed with a key this process no longer has are left out
+ * (one unreadable policy must not stop every incident from being paged; the API still shows
+ * the error for it).
+ */
+async function findReadable<K extends ConfigKind>(
+  kind: K,
+  filter: Record<string, unknown> = {},
+): Promise<ConfigRecord<K>[]> {
+  const docs = await findDocs(kind, filter);
+  return docs.flatMap((d) => {
+    try {
+      return [open<K>(d)];
+    } catch (err) {
+      if (err instanceof SecretUnreadableError) return [];
+      throw err;
+    }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -110,7 +134,7 @@ async function findAll<K extends ConfigKind>(
 
 /** Every stored policy, in the order they are tried: priority, then creation. */
 export async function listPolicies(): Promise<EscalationPolicy[]> {
-  return (await findAll('policy')).map((r) => r.spec);
+  return (await findReadable('policy')).map((r) => r.spec);
 }
 
 /** The stored policy, else the built-in one for `default` and `none`. */
@@ -132,7 +156,7 @@ export async function listSchedules(): Promise<OnCallSchedule[]> {
 
 /** The maintenance window holding escalations in `namespace` at `at`, if any. */
 export async function maintenanceAt(namespace: string, at: Date): Promise<MaintenanceWindow | undefined> {
-  const candidates = await findAll('maintenance', {
+  const candidates = await findReadable('maintenance', {
     namespace: { $in: [namespace, '*'] },
     from: { $lte: at },
     to: { $gt: at },

@@ -15,7 +15,7 @@ import {
   ladderSnoozedSignal,
   ladderStateQuery,
 } from './escalation-messages';
-import { notes, notificationQueue } from './notify';
+import { laneOf, notes, notificationQueue } from './notify';
 import { ESCALATION_STATE, INCIDENT, NAMESPACE } from './search-attributes';
 
 /** Re-check an active maintenance window this often: it may be edited or removed meanwhile. */
@@ -84,10 +84,12 @@ export async function escalationWorkflow(input: EscalationWorkflowInput): Promis
   const idle = queue.idle;
   const timeToContinue = () => workflowInfo().continueAsNewSuggested && idle();
 
-  async function notifyRung(): Promise<void> {
+  /** `first`: L1 goes out even to an incident acknowledged before it escalated (automation gave up: that is news). */
+  async function notifyRung(first = false): Promise<void> {
     publish(`L${level + 1}`);
     // A level without a usable channel is said once, not at every repeat.
     const endpoints = await notes.levelEndpoints({ incident, policy: ladder.policy, level, why: `L${level + 1}` });
+    if (resolved || (!first && acknowledged)) return; // it landed while the targets were read
     for (const endpoint of endpoints) {
       queue.send(endpoint, {
         event: 'incident.escalated',
@@ -96,7 +98,7 @@ export async function escalationWorkflow(input: EscalationWorkflowInput): Promis
         scope: `L${level + 1}.${attempt}`,
         message: input.reason,
       });
-      if (endpoint.stateful && !notified.some((n) => n.ref === endpoint.ref)) notified.push(endpoint);
+      if (endpoint.stateful && !notified.some((n) => laneOf(n) === laneOf(endpoint))) notified.push(endpoint);
     }
   }
 
@@ -105,23 +107,29 @@ export async function escalationWorkflow(input: EscalationWorkflowInput): Promis
     for (const endpoint of notified) queue.send(endpoint, { event, level: 0, attempt: 1, scope: event });
   }
 
-  async function holdWhileSnoozed(): Promise<void> {
-    while (muted() && !stopped()) {
+  async function holdWhileSnoozed(stop = stopped): Promise<void> {
+    while (muted() && !stop()) {
       publish('snoozed');
       const until = snoozeUntil;
-      await condition(() => stopped() || snoozeUntil !== until, Math.max(1, until - Date.now()));
+      await condition(() => stop() || snoozeUntil !== until, Math.max(1, until - Date.now()));
     }
   }
 
-  /** Before a rung: not while snoozed, not during a maintenance window of the namespace (said once per window). */
-  async function holdWhileQuiet(): Promise<void> {
+  /**
+   * Before a rung: not while snoozed, not during a maintenance window of the namespace (said once
+   * per window). `stop` ends the hold: an acknowledge or resolve for later rungs, only a resolve
+   * for L1 (which an earlier acknowledge does not cancel, but a snooze still delays).
+   */
+  async function holdWhileQuiet(stop = stopped): Promise<void> {
     for (;;) {
-      if (resolved) return;
-      if (muted() && !acknowledged) {
-        await holdWhileSnoozed();
+      if (stop()) return;
+      if (muted()) {
+        await holdWhileSnoozed(stop);
         continue;
       }
       const window = await notes.maintenanceWindow({ namespace: input.namespace });
+      if (stop()) return;
+      if (muted()) continue; // snoozed while the window was read
       if (!window) {
         if (heldFor) {
           heldFor = undefined;
@@ -139,7 +147,7 @@ export async function escalationWorkflow(input: EscalationWorkflowInput): Promis
       }
       publish('held');
       const wait = Math.min(MAINTENANCE_RECHECK_MS, Math.max(1_000, Date.parse(window.until) - Date.now()));
-      if (await condition(() => resolved, wait)) return;
+      await condition(() => stop() || muted(), wait); // the loop's top decides what is next
     }
   }
 
@@ -172,8 +180,8 @@ export async function escalationWorkflow(input: EscalationWorkflowInput): Promis
 
   if (!carried) {
     // L1 goes out even when someone acknowledged while automation still tried: automation gave up.
-    await holdWhileQuiet();
-    if (!resolved) await notifyRung();
+    await holdWhileQuiet(() => resolved);
+    if (!resolved) await notifyRung(true);
   }
 
   while (!resolved) {

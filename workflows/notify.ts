@@ -24,6 +24,9 @@ const deliveries = proxyActivities<NotificationActivities>({
  * one that runs out of tries is noted on the timeline. `idle()` says when none is in flight
  * (before continue-as-new or completing).
  */
+/** Deliveries queue per real endpoint (two targets may reach one); endpoints carried from before `id` existed queue by ref. */
+export const laneOf = (endpoint: Endpoint): string => endpoint.id ?? endpoint.ref;
+
 export function notificationQueue(incident: string) {
   const queues = new Map<string, Promise<void>>();
   let inFlight = 0;
@@ -31,7 +34,8 @@ export function notificationQueue(incident: string) {
     send(endpoint: Endpoint, what: Omit<DeliveryInput, 'incident' | 'endpoint'>): void {
       const delivery: DeliveryInput = { incident, endpoint, ...what };
       inFlight++;
-      const done = (queues.get(endpoint.ref) ?? Promise.resolve())
+      const lane = laneOf(endpoint);
+      const done = (queues.get(lane) ?? Promise.resolve())
         .then(() => deliveries.deliverNotification(delivery))
         .then(
           () => undefined,
@@ -39,7 +43,7 @@ export function notificationQueue(incident: string) {
         )
         .catch(() => undefined) // the note is retried without a cap: only cancellation ends it
         .finally(() => inFlight--);
-      queues.set(endpoint.ref, done);
+      queues.set(lane, done);
     },
     idle: () => inFlight === 0,
   };

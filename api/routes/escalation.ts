@@ -217,7 +217,7 @@ function kindRoutes<K extends ConfigKind>(basePath: string, k: KindRoutes<K>): A
       path: k.path,
       summary: `List ${k.noun.toLowerCase()}s`,
       tag: k.tag,
-      role: 'admin',
+      role: 'viewer',
       query: listQuery,
       responses: {
         200: { description: `${k.noun.toLowerCase()}s`, schema: listSchema(`${k.resource}List`, k.listItem) },
@@ -232,7 +232,7 @@ function kindRoutes<K extends ConfigKind>(basePath: string, k: KindRoutes<K>): A
       path: `${k.path}/{name}`,
       summary: `Get a ${k.noun.toLowerCase()}`,
       tag: k.tag,
-      role: 'admin',
+      role: 'viewer',
       kind: k.noun,
       responses: { 200: { description: `the ${k.noun.toLowerCase()}`, schema: k.detail } },
       handler: async ({ params }) => {
@@ -405,7 +405,7 @@ export function escalationRoutes(basePath: string, pagerDutyUrl: string = DEFAUL
     path: '/oncall',
     summary: 'Who is on call, for every schedule or one',
     tag: 'Escalation',
-    role: 'operator',
+    role: 'viewer',
     query: z.object({
       schedule: z.string().min(1).max(63).optional(),
       at: timestampQuery.optional().describe('when (RFC 3339); default now'),

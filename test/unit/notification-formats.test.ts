@@ -4,6 +4,7 @@ import {
   NOTIFICATION_EVENTS,
   PAGERDUTY_SUMMARY_MAX,
   pagerDutyDedupKey,
+  pagerDutyChangeUrl,
   pagerDutyEvent,
   slackMessage,
   webhookEvent,
@@ -176,12 +177,22 @@ describe('PagerDuty Events API v2', () => {
     });
   });
 
-  it('a Notify step triggers on the incident with its message', () => {
+  it('a Notify step is a Change Event (informational, never an alert left open)', () => {
     const notify = event('remediation.notify', { message: 'RP-20261123-003: restarting checkout' });
-    const trigger = pagerDutyEvent(notify, ROUTING_KEY);
-    expect(trigger).toMatchObject({ event_action: 'trigger', dedup_key: 'INC-20261123-001' });
-    expect('payload' in trigger && trigger.payload.summary).toContain('RP-20261123-003: restarting checkout');
-    expect('payload' in trigger && trigger.payload.custom_details).not.toHaveProperty('level');
+    const change = pagerDutyEvent(notify, ROUTING_KEY);
+    expect(change).not.toHaveProperty('event_action');
+    expect(change).not.toHaveProperty('dedup_key');
+    expect(change).toMatchObject({
+      routing_key: ROUTING_KEY,
+      payload: {
+        summary: expect.stringContaining('RP-20261123-003: restarting checkout'),
+        source: 'local/prod',
+        custom_details: { event: 'remediation.notify', incident: 'INC-20261123-001' },
+      },
+    });
+    expect(pagerDutyChangeUrl('https://events.pagerduty.com/v2/enqueue')).toBe(
+      'https://events.pagerduty.com/v2/change/enqueue',
+    );
   });
 
   it('dedup keys: the approval for approval events, the incident otherwise', () => {

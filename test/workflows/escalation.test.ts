@@ -521,4 +521,25 @@ describe('deliveries', () => {
       receiver.answerWith(() => ({ status: 200 }));
     }
   });
+
+  it('a receiver that refuses for good (404: a revoked Slack webhook) is not retried; the timeline says so', async () => {
+    await policy({
+      name: 'gone-policy',
+      match: { namespaces: ['gone'] },
+      levels: [{ targets: [{ channel: 'slack', url: receiver.url('/slack/revoked') }] }],
+    });
+    receiver.answerWith((n) => (n.path === '/slack/revoked' ? { status: 404 } : { status: 200 }));
+    try {
+      const name = await open('gone', 'high');
+      const [failed] = await s.eventually(
+        async () => (await notifications(name)).filter((e) => e.details.failed),
+        (f) => f.length === 1,
+      );
+      expect(failed.message).toContain('HTTP 404 from');
+      expect(failed.details).toMatchObject({ channel: 'slack', target: receiver.host, level: 1, attempt: 1 });
+      expect(receiver.requests.filter((r) => r.path === '/slack/revoked')).toHaveLength(1);
+    } finally {
+      receiver.answerWith(() => ({ status: 200 }));
+    }
+  });
 });
