@@ -71,8 +71,11 @@ it('a worker killed between L1 and L2: L2 fires once, on its timer, and L1 is no
   expect(res.status).toBe(201);
   const incident: string = res.body.metadata.name;
 
+  // Between two levels: L1 delivered and recorded (a kill between a POST and its record would
+  // send L1 again, under the same Idempotency-Key: at-least-once, as any webhook sender).
   await until('L1 at the receiver', () => receiver.accepted('/slack/l1').length > 0, 300_000, stack.output);
   const l1At = Date.now();
+  await until('L1 on the timeline', async () => (await levelsNotified(incident)).includes(1), 60_000, stack.output);
   await stack.crashWorker();
   await stack.startWorker();
 
@@ -87,13 +90,18 @@ it('a worker killed between L1 and L2: L2 fires once, on its timer, and L1 is no
   expect(receiver.accepted('/slack/l2')).toHaveLength(1);
   expect(receiver.accepted('/slack/l1')).toHaveLength(1);
 
+  await until('L2 on the timeline', async () => (await levelsNotified(incident)).includes(2), 60_000, stack.output);
+  expect(await levelsNotified(incident)).toEqual([1, 2]);
+});
+
+/** The levels of the incident's `Notification` events, in timeline order. */
+async function levelsNotified(incident: string): Promise<(number | undefined)[]> {
   const timeline = (await stack.call('GET', `/incidents/${incident}/timeline`)).body.events as {
     type: string;
     details?: { level?: number };
   }[];
-  const levels = timeline.filter((e) => e.type === 'Notification').map((e) => e.details?.level);
-  expect(levels).toEqual([1, 2]);
-});
+  return timeline.filter((e) => e.type === 'Notification').map((e) => e.details?.level);
+}
 
 it('a bad escalation file stops the process at start with one line per problem, naming each field', async () => {
   const bad = path.join(dataDir, 'bad.yaml');
