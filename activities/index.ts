@@ -5,6 +5,7 @@ import { createAgentToolActivities } from './agent-tools';
 import { createAgenticActivities } from './agentic';
 import { createApprovalActivities } from './approvals';
 import { recordAudit } from './audit';
+import { createAuditExportActivities } from './audit-export';
 import { createCallbackActivities } from './callbacks';
 import { createChatActivities } from './chat';
 import { createClusterHealthActivities } from './cluster-health';
@@ -40,6 +41,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     : undefined;
   return {
     recordAudit,
+    ...createAuditExportActivities(),
     ...createIncidentActivities({ annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX, ...(llm && { llm }) }),
     ...createPostmortemActivities(),
     ...createClusterHealthActivities(),

@@ -17,6 +17,7 @@ import type { IncidentOps } from '../operations/incidents';
 import { alertRoutes } from './routes/alerts';
 import { approvalRoutes } from './routes/approvals';
 import { auditRoutes } from './routes/audit';
+import { auditExportRoutes } from './routes/audit-export';
 import { clusterRoutes } from './routes/clusters';
 import { incidentRoutes } from './routes/incidents';
 import { insightRoutes } from './routes/insights';
@@ -39,6 +40,8 @@ export interface AppOptions {
   alertnameMap?: Record<string, SignalType>;
   /** Where PagerDuty events go (FOGHORN_PAGERDUTY_URL): its host is how PagerDuty targets are shown. */
   pagerDutyUrl?: string;
+  /** Test-only: the largest audit export answered at once (the spec's 10,000 otherwise). */
+  auditExportSyncLimit?: number;
 }
 
 /** 503 before touching a route when MongoDB is down, so callers get Retry-After, not a hang. */
@@ -68,6 +71,7 @@ export function createApp(options: AppOptions): express.Express {
   const apiRoutes: AnyRoute[] = [
     ...tokenRoutes(options.basePath),
     ...auditRoutes(),
+    ...auditExportRoutes(options.basePath, ops, options.auditExportSyncLimit),
     ...runbookRoutes(options.basePath),
     ...escalationRoutes(options.basePath, options.pagerDutyUrl),
     ...incidentRoutes(options.basePath, ops),

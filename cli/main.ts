@@ -21,6 +21,7 @@ import {
 import { onShutdown } from './shutdown';
 import { gatewayCommand } from './gateway';
 import { tokenCommand } from './token';
+import { auditCommand } from './audit';
 
 let loaded: Config | undefined;
 
@@ -97,6 +98,7 @@ program
 
 program.addCommand(tokenCommand(loadConfig));
 program.addCommand(gatewayCommand(loadConfig));
+program.addCommand(auditCommand(loadConfig));
 
 program.parseAsync(process.argv).catch((err: Error) => {
   if (err instanceof ConfigError) {

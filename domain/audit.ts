@@ -29,6 +29,7 @@ export const AUDIT_ACTIONS = [
   'token.create',
   'token.revoke',
   'agent.shell',
+  'audit.export',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const auditActionSchema = z.enum(AUDIT_ACTIONS);
@@ -120,7 +121,8 @@ export function keyedAuditChecksum(record: Unsigned, previousChecksum: string, k
   );
 }
 
-function sameText(a: string, b: string): boolean {
+/** Constant-time string comparison (checksums, signatures). */
+export function sameText(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);

@@ -48,7 +48,8 @@ export function configureAuditCheckpointFile(file: string | undefined): void {
   checkpointFile = file;
 }
 
-function currentKey(): string {
+/** The key new records and export seals are signed with; throws when none is configured. */
+export function currentAuditKey(): string {
   const key = auditKeys[auditKeys.length - 1];
   if (!key)
     throw new Error(
@@ -75,7 +76,7 @@ const MAX_TRIES = 100;
 const RECORD_FIELDS = { _id: 0, idempotencyKey: 0 };
 
 async function appendNow(entry: AuditEntry, at: Date, idempotencyKey?: string): Promise<AuditRecord> {
-  const key = currentKey();
+  const key = currentAuditKey();
   const existing = async () =>
     idempotencyKey ? await AuditRecordModel.findOne({ idempotencyKey }, RECORD_FIELDS).lean<AuditRecord>() : null;
   const done = await existing();
@@ -153,7 +154,7 @@ const CHECKPOINTS_COMPARED = 1_000;
  * mirror file. Checkpoints are read before the records, so appends during the walk are fine.
  */
 export async function verifyAuditChain(): Promise<ChainVerification> {
-  currentKey();
+  currentAuditKey();
   const candidates: CheckpointCandidate[] = (
     await AuditCheckpointModel.find({}, { _id: 0 }).sort({ seq: -1 }).limit(CHECKPOINTS_COMPARED).lean()
   ).map((doc) => ({ source: 'database' as const, checkpoint: asCheckpoint(doc) }));
@@ -207,7 +208,7 @@ async function readMirror(): Promise<CheckpointCandidate | undefined> {
  * instead of writing records nobody can verify. Idempotent (unique seq); throws on a mismatch.
  */
 export async function claimAuditChain(at: Date = new Date()): Promise<void> {
-  const key = currentKey();
+  const key = currentAuditKey();
   const genesis = signCheckpoint({ database: mongoose.connection.name, seq: 0, checksum: GENESIS_CHECKSUM, at }, key);
   try {
     await AuditCheckpointModel.create(genesis);
@@ -240,7 +241,7 @@ export type CheckpointResult =
  * is not signed (a checkpoint must never vouch for a forged record).
  */
 export async function writeAuditCheckpoint(at: Date = new Date()): Promise<CheckpointResult> {
-  const key = currentKey();
+  const key = currentAuditKey();
   const [record, previous] = await AuditRecordModel.find({}, RECORD_FIELDS)
     .sort({ seq: -1 })
     .limit(2)

@@ -9,3 +9,4 @@ export { clusterHealthWorkflow } from './cluster-health';
 export { approvalWorkflow } from './approval';
 export { remediationWorkflow } from './remediation';
 export { escalationWorkflow } from './escalation';
+export { auditExportWorkflow } from './audit-export';

@@ -17,3 +17,4 @@ export * from './approval';
 export * from './step-run';
 export * from './notification-delivery';
 export * from './escalation-config';
+export * from './audit-export-job';

@@ -27,6 +27,7 @@ export async function useApi(
     taskQueue?: string;
     rateLimitPerMinute?: number;
     mongo?: Awaited<ReturnType<typeof useMongo>>;
+    auditExportSyncLimit?: number;
   } = {},
 ) {
   const mongo = opts.mongo ?? (await useMongo());
@@ -36,6 +37,7 @@ export async function useApi(
     logger: createLogger('silent'),
     temporal: opts.temporal,
     taskQueue: opts.taskQueue ?? 'foghorn',
+    ...(opts.auditExportSyncLimit !== undefined && { auditExportSyncLimit: opts.auditExportSyncLimit }),
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
