@@ -15,6 +15,8 @@ export interface SplitStack {
   api: string;
   token: string;
   temporalAddress: string;
+  /** The MongoDB-wire server the processes share (a test may seed it directly). */
+  mongoUri: string;
   /** The running worker (undefined between crashWorker and startWorker). */
   worker(): CliProcess | undefined;
   /** kill -9 of the worker's process group; resolves once it is gone. */
@@ -75,6 +77,7 @@ export async function useSplitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv
     api,
     token,
     temporalAddress: temporal.address,
+    mongoUri: mongo.uri,
     worker: () => worker,
     crashWorker: async () => {
       const dying = worker;
