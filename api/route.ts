@@ -14,6 +14,8 @@ export interface ResponseDoc {
   description: string;
   schema?: ZodTypeAny;
   contentType?: string;
+  /** Other media types the same answer may come in (e.g. `text/csv` beside JSON), with their schemas. */
+  alternatives?: Record<string, ZodTypeAny>;
   /** Response headers the answer always carries. */
   headers?: Record<string, { description: string; pattern?: string }>;
 }
@@ -315,6 +317,7 @@ export function registerOpenApi(registry: OpenAPIRegistry, prefix: string, route
             ...(r.schema && {
               content: {
                 [r.contentType ?? 'application/json']: { schema: r.schema === errorSchema ? error : r.schema },
+                ...Object.fromEntries(Object.entries(r.alternatives ?? {}).map(([type, schema]) => [type, { schema }])),
               },
             }),
           },

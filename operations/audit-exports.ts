@@ -38,7 +38,7 @@ export async function startExportJob(
     await ops.client.workflow.start(auditExportWorkflow, {
       workflowId: job.jobId,
       taskQueue: ops.taskQueue,
-      args: [{ jobId: job.jobId, expiresAt: job.expiresAt.toISOString() }],
+      args: [{ jobId: job.jobId, ttlMs: EXPORT_TTL_MS }],
     });
   } catch (err) {
     await failExportJob(job.jobId, `the export workflow could not be started: ${(err as Error).message}`, new Date());

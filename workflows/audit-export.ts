@@ -1,4 +1,4 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { AuditExportActivities } from '../activities/audit-export';
 import { failureText } from './failure-text';
 
@@ -21,13 +21,15 @@ const { failAuditExport, expireAuditExport } = proxyActivities<AuditExportActivi
 
 export interface AuditExportInput {
   jobId: string;
-  /** RFC 3339: when the file is deleted (24h after the request). */
-  expiresAt: string;
+  /** How long the file is kept after the request (24h); the job's `expiresAt` says when that is. */
+  ttlMs: number;
 }
 
 /**
  * One asynchronous audit export (DESIGN §9), workflow id = job id: writes the file to GridFS
- * (completed, or failed with the reason), keeps it until `expiresAt`, then deletes it.
+ * (completed, or failed with the reason), keeps it for `ttlMs` from the workflow's start, then
+ * deletes it. Measured on the workflow's own clock: the API's clock may differ from the Temporal
+ * server's (the API refuses the download from `expiresAt` on its own clock anyway).
  */
 export async function auditExportWorkflow(input: AuditExportInput): Promise<void> {
   try {
@@ -35,7 +37,7 @@ export async function auditExportWorkflow(input: AuditExportInput): Promise<void
   } catch (err) {
     await failAuditExport({ jobId: input.jobId, reason: failureText(err) });
   }
-  const left = Date.parse(input.expiresAt) - Date.now();
+  const left = workflowInfo().startTime.getTime() + input.ttlMs - Date.now();
   if (left > 0) await sleep(left);
   await expireAuditExport({ jobId: input.jobId });
 }

@@ -99,6 +99,7 @@ const fileHeaders = {
 const fileResponse = {
   description: `the export: JSON (the AuditExport wrapper) or CSV with the header ${CSV_COLUMNS.join(',')}`,
   schema: exportSchema,
+  alternatives: { 'text/csv': z.string().describe(`RFC 4180, CRLF line ends; header ${CSV_COLUMNS.join(',')}`) },
   headers: fileHeaders,
 };
 
