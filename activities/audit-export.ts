@@ -10,6 +10,7 @@ import {
   failExportJob,
   getExportJob,
   putExportPart,
+  removeExportFile,
   type ExportJob,
   type ExportProgress,
 } from '../store/audit-exports';
@@ -34,7 +35,7 @@ export function createAuditExportActivities() {
           if (job.state !== 'processing') return { records: job.progress.written, bytes: job.bytes };
           const outcome = await writeRemainingParts(job, attempt, cancelled);
           if (outcome === 'superseded') continue; // another attempt committed first: go on from its progress
-          await writeHeadAndTail(await jobOrFail(input.jobId));
+          await writeHeadAndTail(await jobOrFail(input.jobId), attempt);
           const done = await jobOrFail(input.jobId);
           return { records: done.progress.written, bytes: done.bytes };
         }
@@ -97,7 +98,7 @@ async function writeRemainingParts(
     const id = partId(job.jobId, part, attempt);
     const bytes = await putExportPart(job.jobId, id, text);
     if (!(await commitExportPart(job.jobId, progress.written, id, bytes, next))) {
-      await deleteExportFiles(job.jobId, new Set((await jobOrFail(job.jobId)).parts));
+      await removeExportFile(id); // only ours: the winner's uncommitted part may be in flight
       return 'superseded';
     }
     progress = next;
@@ -105,8 +106,12 @@ async function writeRemainingParts(
   return 'done';
 }
 
-/** The head (which needs the final count) and the sealed tail, then the job is completed. */
-async function writeHeadAndTail(job: ExportJob): Promise<void> {
+/**
+ * The head (which needs the final count) and the sealed tail, then the job is completed. Their
+ * ids carry the attempt too, so two attempts finishing at once never write the same file.
+ */
+async function writeHeadAndTail(job: ExportJob, attempt: number): Promise<void> {
+  if (job.state !== 'processing') return;
   const metadata = exportMetadata(job.filter, {
     exportedAt: job.createdAt,
     firstTimestamp: job.progress.firstTimestamp,
@@ -114,11 +119,11 @@ async function writeHeadAndTail(job: ExportJob): Promise<void> {
     format: job.format,
     jobId: job.jobId,
   });
-  const head = `${job.jobId}/head`;
-  const tail = `${job.jobId}/tail`;
+  const head = `${job.jobId}/head-a${attempt}`;
+  const tail = job.format === 'json' ? `${job.jobId}/tail-a${attempt}` : '';
   let bytes = await putExportPart(job.jobId, head, job.format === 'csv' ? CSV_HEADER : jsonHead(metadata));
-  if (job.format === 'json')
-    bytes += await putExportPart(job.jobId, tail, jsonTail(metadata, job.progress.digest, currentAuditKey()));
-  await completeExportJob(job.jobId, { head, tail: job.format === 'json' ? tail : '', bytes }, new Date());
-  await deleteExportFiles(job.jobId, new Set([head, tail, ...job.parts]));
+  if (tail) bytes += await putExportPart(job.jobId, tail, jsonTail(metadata, job.progress.digest, currentAuditKey()));
+  if (await completeExportJob(job.jobId, { head, tail, bytes }, new Date()))
+    await deleteExportFiles(job.jobId, new Set([head, tail, ...job.parts])); // parts of dead attempts
+  else for (const id of [head, tail]) if (id) await removeExportFile(id);
 }

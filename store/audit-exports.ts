@@ -140,15 +140,17 @@ export async function commitExportPart(
   return res.modifiedCount === 1;
 }
 
+/** Completes the job with these head and tail files; false when another attempt completed it first. */
 export async function completeExportJob(
   jobId: string,
   files: { head: string; tail: string; bytes: number },
   at: Date,
-): Promise<void> {
-  await AuditExportJobModel.updateOne(
+): Promise<boolean> {
+  const res = await AuditExportJobModel.updateOne(
     { jobId, state: 'processing' },
     { $set: { state: 'completed', head: files.head, tail: files.tail, completedAt: at }, $inc: { bytes: files.bytes } },
   );
+  return res.modifiedCount === 1;
 }
 
 export async function failExportJob(jobId: string, reason: string, at: Date): Promise<void> {
@@ -181,7 +183,7 @@ const asId = (id: string) => id as unknown as mongoose.mongo.ObjectId;
 /** Writes one part under `id`, replacing whatever an interrupted write of the same id left. */
 export async function putExportPart(jobId: string, id: string, text: string): Promise<number> {
   const data = Buffer.from(text, 'utf8');
-  await removeFile(id);
+  await removeExportFile(id);
   await new Promise<void>((resolve, reject) => {
     const upload = bucket().openUploadStreamWithId(asId(id), id, { metadata: { jobId } });
     upload.once('error', reject).once('finish', () => resolve());
@@ -191,7 +193,7 @@ export async function putExportPart(jobId: string, id: string, text: string): Pr
 }
 
 /** A file id and its chunks, even when the write stopped before the file document was written. */
-async function removeFile(id: string): Promise<void> {
+export async function removeExportFile(id: string): Promise<void> {
   const db = mongoose.connection.db;
   if (!db) throw new Error('MongoDB is not connected');
   await db.collection(`${BUCKET}.chunks`).deleteMany({ files_id: id });
@@ -206,12 +208,12 @@ export async function deleteExportFiles(jobId: string, keep: ReadonlySet<string>
     .collection(`${BUCKET}.files`)
     .find({ 'metadata.jobId': jobId }, { projection: { _id: 1 } })
     .toArray();
-  for (const f of files) if (!keep.has(String(f._id))) await removeFile(String(f._id));
+  for (const f of files) if (!keep.has(String(f._id))) await removeExportFile(String(f._id));
   // Chunks of a part whose write died before its file document exist only under its id prefix.
   const orphans = await db
     .collection(`${BUCKET}.chunks`)
     .distinct('files_id', { files_id: { $gte: `${jobId}/`, $lt: `${jobId}0` } });
-  for (const id of orphans) if (!keep.has(String(id))) await removeFile(String(id));
+  for (const id of orphans) if (!keep.has(String(id))) await removeExportFile(String(id));
 }
 
 /** The completed job's file: head, record parts and tail, streamed part by part. */

@@ -18,6 +18,7 @@ import { temporal } from '@temporalio/proto';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { runbookSpecSchema } from '../../domain/runbook';
 import { createRunbook } from '../../store/runbooks';
+import { seedAuditChain } from '../fixtures/audit-chain';
 import { chatWorkflowId } from '../../workflows/chat-messages';
 import { useTestSecretKey } from '../clusters/fixtures';
 import { useGateway } from '../harness/gateway';
@@ -211,6 +212,31 @@ async function main(): Promise<void> {
     } finally {
       receiver.close();
     }
+
+    // 7. Audit export (v0.6 on): a job that wrote its file and waits for expiry (running),
+    //    and one past its expiry (completed).
+    // Stamped before the export's `end` (now): records written by workflows carry the skipped clock.
+    await seedAuditChain(10_001, {
+      start: new Date(Date.now() - 3_600_000),
+      entry: (i) => ({ user: 'replay', resource: `r-${i}` }),
+    });
+    const exportJob = async () => {
+      const res = await gw.call('GET', '/audit/export?user=replay', { token: gw.tokens.admin });
+      if (res.status !== 202) throw new Error(`export: ${res.status} ${JSON.stringify(res.body)}`);
+      const jobId = res.body.metadata.jobId as string;
+      await gw.eventually(
+        () => gw.call('GET', `/audit/export/download/${jobId}`, { token: gw.tokens.admin }),
+        (r) => r.status === 200,
+        120_000,
+      );
+      return jobId;
+    };
+    const expired = await exportJob();
+    await gw.wf.env.sleep('25h');
+    await gw.client.workflow.getHandle(expired).result();
+    await save(gw.client, label, expired, 'audit-export-expired');
+    const kept = await exportJob();
+    await save(gw.client, label, kept, 'audit-export-running');
 
     // 4. A registered cluster: its health checks and its watch, running, after the watcher
     //    opened an incident for a crash-looping Deployment.

@@ -24,6 +24,7 @@ describe('replay of recorded histories', () => {
     expect([...types].sort()).toEqual([
       'agentTurnWorkflow',
       'approvalWorkflow',
+      'auditExportWorkflow',
       'chatWorkflow',
       'clusterHealthWorkflow',
       'clusterWatchWorkflow',
