@@ -2,6 +2,8 @@ import { createHash, createHmac } from 'crypto';
 import { z } from 'zod';
 import {
   auditLinkValid,
+  auditRecordView,
+  auditRecordViewSchema,
   canonicalJson,
   GENESIS_CHECKSUM,
   KEYED_PREFIX,
@@ -80,19 +82,8 @@ export function csvField(value: string): string {
 export const CSV_HEADER = CSV_COLUMNS.join(',') + '\r\n';
 
 export function csvRow(r: AuditRecord): string {
-  const values: Record<(typeof CSV_COLUMNS)[number], string> = {
-    id: r.id,
-    timestamp: r.timestamp.toISOString(),
-    action: r.action,
-    user: r.user,
-    role: r.role,
-    resource: r.resource,
-    resourceType: r.resourceType,
-    namespace: r.namespace,
-    sourceIP: r.sourceIP,
-    checksum: r.checksum,
-  };
-  return CSV_COLUMNS.map((c) => csvField(values[c])).join(',') + '\r\n';
+  const view = auditRecordView(r);
+  return CSV_COLUMNS.map((c) => csvField(view[c])).join(',') + '\r\n';
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -109,24 +100,20 @@ export interface ExportMetadata {
   jobId?: string;
 }
 
-/** The spec's export fields first, then what the checksum also covers (so the file verifies). */
-export function exportRecordView(r: ExportRecord) {
-  return {
-    id: r.id,
-    timestamp: r.timestamp.toISOString(),
-    action: r.action,
-    user: r.user,
-    role: r.role,
-    resource: r.resource,
-    resourceType: r.resourceType,
-    namespace: r.namespace,
-    sourceIP: r.sourceIP,
-    checksum: r.checksum,
-    seq: r.seq,
-    previousChecksum: r.previousChecksum,
-    details: r.details,
-    userAgent: r.userAgent,
-  };
+/** An exported record: the spec's export fields, then what the checksum also covers (so the file verifies). */
+export const exportedRecordSchema = auditRecordViewSchema.omit({ details: true, userAgent: true }).extend({
+  seq: z.number().int().min(1).describe('the record’s place in the chain'),
+  previousChecksum: z
+    .string()
+    .nullable()
+    .describe('the checksum this record chains from (null: its predecessor was missing from the log)'),
+  details: z.record(z.unknown()),
+  userAgent: z.string(),
+});
+
+export function exportRecordView(r: ExportRecord): z.infer<typeof exportedRecordSchema> {
+  const { details, userAgent, ...exported } = auditRecordView(r);
+  return { ...exported, seq: r.seq, previousChecksum: r.previousChecksum, details, userAgent };
 }
 
 /** The metadata of an export of `filter`: `from` is the start asked for, else the first record's time. */
@@ -216,23 +203,6 @@ function sealOf(metadataJson: string, recordsDigest: string, key: string): strin
 // Verifying a file (foghorn audit verify-file)
 // ---------------------------------------------------------------------------------------------
 
-const fileRecordSchema = z.object({
-  id: z.string(),
-  timestamp: z.string().datetime({ offset: true }),
-  action: z.string(),
-  user: z.string(),
-  role: z.string(),
-  resource: z.string(),
-  resourceType: z.string(),
-  namespace: z.string(),
-  sourceIP: z.string(),
-  checksum: z.string(),
-  seq: z.number().int().min(1),
-  previousChecksum: z.string().nullable(),
-  details: z.record(z.unknown()),
-  userAgent: z.string(),
-});
-
 const exportFileSchema = z.object({
   apiVersion: z.literal(API_VERSION),
   kind: z.literal('AuditExport'),
@@ -299,7 +269,7 @@ export function verifyExportFile(file: unknown, keys: readonly string[]): FileVe
 
   records.forEach((raw, i) => {
     const row = i + 1;
-    const parsed = fileRecordSchema.safeParse(raw);
+    const parsed = exportedRecordSchema.safeParse(raw);
     if (!parsed.success) {
       const o = (raw ?? {}) as { id?: unknown; seq?: unknown };
       fail(row, String(o.id ?? ''), typeof o.seq === 'number' ? o.seq : null, 'malformed record');
@@ -308,22 +278,10 @@ export function verifyExportFile(file: unknown, keys: readonly string[]): FileVe
     }
     const r = parsed.data;
     digest = nextDigest(digest, r);
-    const record: AuditRecord = {
-      id: r.id,
-      seq: r.seq,
-      timestamp: new Date(r.timestamp),
-      action: r.action as AuditRecord['action'],
-      user: r.user,
-      role: r.role as AuditRecord['role'],
-      resource: r.resource,
-      resourceType: r.resourceType,
-      namespace: r.namespace,
-      details: r.details,
-      sourceIP: r.sourceIP,
-      userAgent: r.userAgent,
-      checksum: r.checksum,
-    };
-    const problem = recordProblem(record, r.previousChecksum, previous, keys, seenKeyed, filtered, report);
+    const { previousChecksum, timestamp, ...fields } = r;
+    // The checksum reads exactly the record's own fields (domain/audit.ts recordContent).
+    const record = { ...fields, timestamp: new Date(timestamp) } as AuditRecord;
+    const problem = recordProblem(record, previousChecksum, previous, keys, seenKeyed, filtered, report);
     if (r.checksum.startsWith(KEYED_PREFIX)) seenKeyed = true;
     if (problem) fail(row, r.id, r.seq, problem);
     else if (report.brokenRecords === 0) report.verifiedRecords += 1;

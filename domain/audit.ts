@@ -55,6 +55,39 @@ export interface AuditRecord extends AuditEntry {
   checksum: string;
 }
 
+/** An audit record as the API shows it (GET /audit): the timestamp as RFC 3339. */
+export const auditRecordViewSchema = z.object({
+  id: z.string(),
+  timestamp: z.string().datetime(),
+  action: z.string(),
+  user: z.string(),
+  role: z.string(),
+  resource: z.string(),
+  resourceType: z.string(),
+  namespace: z.string(),
+  details: z.record(z.unknown()),
+  sourceIP: z.string(),
+  userAgent: z.string(),
+  checksum: z.string(),
+});
+
+export function auditRecordView(r: AuditRecord): z.infer<typeof auditRecordViewSchema> {
+  return {
+    id: r.id,
+    timestamp: r.timestamp.toISOString(),
+    action: r.action,
+    user: r.user,
+    role: r.role,
+    resource: r.resource,
+    resourceType: r.resourceType,
+    namespace: r.namespace,
+    details: r.details,
+    sourceIP: r.sourceIP,
+    userAgent: r.userAgent,
+    checksum: r.checksum,
+  };
+}
+
 /** Records written before keyed checksums: `sha256:<hex>`, verifiable by anyone (and forgeable). */
 export const LEGACY_PREFIX = 'sha256:';
 /** Records written since: `hmac-sha256:<hex>`, keyed with FOGHORN_AUDIT_KEY. */

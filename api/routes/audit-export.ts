@@ -5,6 +5,7 @@ import {
   CSV_COLUMNS,
   EXPORT_FORMATS,
   exportContentType,
+  exportedRecordSchema,
   exportFilename,
   SYNC_EXPORT_LIMIT,
   type ExportFilter,
@@ -37,26 +38,6 @@ const exportQuery = z
   })
   .refine((q) => !q.start || !q.end || q.start <= q.end, { message: 'start must not be after end', path: ['start'] });
 
-const exportRecordSchema = z.object({
-  id: z.string(),
-  timestamp: z.string().datetime(),
-  action: z.string(),
-  user: z.string(),
-  role: z.string(),
-  resource: z.string(),
-  resourceType: z.string(),
-  namespace: z.string(),
-  sourceIP: z.string(),
-  checksum: z.string(),
-  seq: z.number().int().describe('the record’s place in the chain'),
-  previousChecksum: z
-    .string()
-    .nullable()
-    .describe('the checksum this record chains from (null: its predecessor was missing from the log)'),
-  details: z.record(z.unknown()),
-  userAgent: z.string(),
-});
-
 const exportSchema = z.object({
   apiVersion: z.literal(API_VERSION),
   kind: z.literal('AuditExport'),
@@ -69,7 +50,7 @@ const exportSchema = z.object({
     filters: z.object({ action: z.string(), user: z.string(), namespace: z.string() }).partial(),
     jobId: z.string().optional(),
   }),
-  records: z.array(exportRecordSchema).describe('oldest first (chain order)'),
+  records: z.array(exportedRecordSchema).describe('oldest first (chain order)'),
   integrity: z
     .object({ scheme: z.literal('hmac-sha256'), recordsDigest: z.string(), seal: z.string() })
     .describe('a seal, under the audit key, over the metadata and the records in order'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { auditActionSchema, type AuditRecord, type ChainVerification } from '../../domain/audit';
+import { auditActionSchema, auditRecordView, auditRecordViewSchema, type ChainVerification } from '../../domain/audit';
 import {
   API_VERSION,
   AUDIT_PAGE_SIZE,
@@ -10,36 +10,6 @@ import {
 } from '../../domain/schemas';
 import { listAudit, verifyAuditChain } from '../../store/audit';
 import { route } from '../route';
-
-export const auditRecordSchema = z.object({
-  id: z.string(),
-  timestamp: z.string().datetime(),
-  action: z.string(),
-  user: z.string(),
-  role: z.string(),
-  resource: z.string(),
-  resourceType: z.string(),
-  namespace: z.string(),
-  details: z.record(z.unknown()),
-  sourceIP: z.string(),
-  userAgent: z.string(),
-  checksum: z.string(),
-});
-
-export const auditView = (r: AuditRecord) => ({
-  id: r.id,
-  timestamp: r.timestamp.toISOString(),
-  action: r.action,
-  user: r.user,
-  role: r.role,
-  resource: r.resource,
-  resourceType: r.resourceType,
-  namespace: r.namespace,
-  details: r.details,
-  sourceIP: r.sourceIP,
-  userAgent: r.userAgent,
-  checksum: r.checksum,
-});
 
 const auditQuery = paginationQuery(AUDIT_PAGE_SIZE.max, AUDIT_PAGE_SIZE.default).extend({
   action: auditActionSchema.optional(),
@@ -126,11 +96,11 @@ export function auditRoutes() {
       tag: 'Audit',
       role: 'operator',
       query: auditQuery,
-      responses: { 200: { description: 'audit records', schema: listSchema('AuditLogList', auditRecordSchema) } },
+      responses: { 200: { description: 'audit records', schema: listSchema('AuditLogList', auditRecordViewSchema) } },
       handler: async ({ query }) => {
         const { page, pageSize, ...filter } = query;
         const { items, totalCount } = await listAudit(filter, page, pageSize);
-        return { body: listEnvelope('AuditLogList', items.map(auditView), totalCount, page, pageSize) };
+        return { body: listEnvelope('AuditLogList', items.map(auditRecordView), totalCount, page, pageSize) };
       },
     }),
     route({
