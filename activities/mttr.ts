@@ -2,8 +2,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { randomUUID } from 'crypto';
 import { z } from 'zod';
 import type { ToolResult } from '../domain/agent-tools';
-import { DEFAULT_PERIOD, mttrSeries, parsePeriod, PeriodError, summarizeMttr, type MttrSeries } from '../domain/mttr';
-import { countOpenAt, incidentsDetectedBetween } from '../store/incidents';
+import { DEFAULT_PERIOD, parsePeriod, PeriodError, summarizeMttr, type MttrSeries } from '../domain/mttr';
+import { mttrSeries } from '../store/analytics';
+import { countOpenAt } from '../store/incidents';
 import { putMedia } from '../store/media';
 import { renderMttrChart } from './chart';
 import { idempotencyKey } from './context';
@@ -32,7 +33,7 @@ function chartId(period: string): string {
   return `mttr-${key.replace(/[^A-Za-z0-9._-]+/g, '_')}`;
 }
 
-/** The chat agent's `mttr_summary` tool: MTTR text plus a PNG trend chart stored in GridFS. */
+/** The chat agent's `mttr_summary` tool: MTTR text plus a PNG trend chart stored in GridFS; the same figures as GET /analytics/mttr. */
 export function createMttrActivities() {
   return {
     async mttrSummary(input: { period?: string; now?: string }): Promise<ToolResult> {
@@ -47,10 +48,7 @@ export function createMttrActivities() {
       let openNow: number;
       try {
         const periodMs = parsePeriod(period);
-        const from = new Date(now.getTime() - periodMs);
-        const [incidents, open] = await Promise.all([incidentsDetectedBetween(from, now), countOpenAt(now)]);
-        series = mttrSeries(incidents, { now, periodMs });
-        openNow = open;
+        [series, openNow] = await Promise.all([mttrSeries({}, { now, periodMs }), countOpenAt(now)]);
       } catch (err) {
         // A bad period is the user's to fix: answer, don't retry.
         if (err instanceof PeriodError) return { text: err.message, error: true };

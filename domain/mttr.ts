@@ -2,8 +2,9 @@ import { DurationError, formatDuration, parseDuration } from './duration';
 
 /**
  * MTTR statistics over a look-back period, shared by the chat agent's `mttr_summary` tool and
- * the analytics API (DESIGN §4: `period`, `granularity`; series oldest first). Pure: callers
- * pass the incidents and `now`.
+ * the analytics API (DESIGN §4: `period`, `granularity`; series oldest first). The store
+ * computes them with aggregation pipelines (store/analytics.ts); this module holds the rules:
+ * periods, buckets, ranks, trend, and the chat's wording.
  */
 
 export const GRANULARITIES = ['hourly', 'daily', 'weekly'] as const;
@@ -87,13 +88,6 @@ export function bucketLabel(start: Date, granularity: Granularity): string {
   return granularity === 'hourly' ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}` : iso.slice(0, 10);
 }
 
-export interface MttrIncident {
-  detectedAt: Date;
-  resolvedAt?: Date | null;
-  acknowledgedAt?: Date | null;
-  severity: string;
-}
-
 export interface MttrBucket {
   start: Date;
   end: Date;
@@ -145,120 +139,49 @@ export interface MttrSeries {
 
 /** Changes within ±10% read as steady: MTTR is noisy with few incidents. */
 const STEADY_PCT = 10;
-const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low'];
+export const SEVERITY_ORDER = ['critical', 'high', 'medium', 'low'];
+
+/** The buckets of [now - period, now): the store counts into them, oldest first. */
+export interface BucketPlan {
+  from: number;
+  to: number;
+  /** Start of the first (possibly partial) bucket. */
+  first: number;
+  step: number;
+  count: number;
+  granularity: Granularity;
+}
 
 /**
- * MTTR of the incidents detected in [now - period, now), overall, per severity, per bucket and
- * as a trend (later half vs earlier half). An incident counts as resolved when it was resolved by
- * `now`; incidents detected outside the period are ignored. Half-open, so a period ending on a
- * boundary (24h at 14:00) has exactly period/step buckets, not an extra empty one.
+ * Half-open, so a period ending on a boundary (24h at 14:00) has exactly period/step buckets,
+ * not an extra empty one. Throws PeriodError when the granularity is far too fine.
  */
-export function mttrSeries(
-  incidents: readonly MttrIncident[],
-  opts: { now: Date; periodMs: number; granularity?: Granularity },
-): MttrSeries {
-  const { now, periodMs } = opts;
-  const granularity = opts.granularity ?? autoGranularity(periodMs);
-  const to = now.getTime();
-  const from = to - periodMs;
-  const mid = from + periodMs / 2;
+export function bucketPlan(opts: { now: Date; periodMs: number; granularity?: Granularity }): BucketPlan {
+  const granularity = opts.granularity ?? autoGranularity(opts.periodMs);
+  const to = opts.now.getTime();
+  const from = to - opts.periodMs;
   const step = STEP_MS[granularity];
   const first = bucketStart(from, granularity);
-  const bucketCount = Math.floor((bucketStart(to - 1, granularity) - first) / step) + 1;
-  if (bucketCount > MAX_BUCKETS) {
+  const count = Math.floor((bucketStart(to - 1, granularity) - first) / step) + 1;
+  if (count > MAX_BUCKETS) {
     throw new PeriodError(
-      `Period ${formatDuration(periodMs)} is too long for ${granularity} buckets (${bucketCount} > ${MAX_BUCKETS}): use a coarser granularity`,
+      `Period ${formatDuration(opts.periodMs)} is too long for ${granularity} buckets (${count} > ${MAX_BUCKETS}): use a coarser granularity`,
     );
   }
-
-  const perBucket = Array.from({ length: bucketCount }, () => ({ detected: 0, ttr: [] as number[] }));
-  const all: number[] = [];
-  const earlier: number[] = [];
-  const later: number[] = [];
-  const tta: number[] = [];
-  const severities = new Map<string, { detected: number; ttr: number[] }>();
-  let detected = 0;
-
-  for (const inc of incidents) {
-    const t = inc.detectedAt.getTime();
-    if (!(t >= from && t < to)) continue;
-    detected++;
-    const bucket = perBucket[Math.floor((bucketStart(t, granularity) - first) / step)]!;
-    bucket.detected++;
-    const sev = severities.get(inc.severity) ?? { detected: 0, ttr: [] };
-    severities.set(inc.severity, sev);
-    sev.detected++;
-    if (inc.acknowledgedAt && inc.acknowledgedAt.getTime() <= to) {
-      tta.push(Math.max(0, inc.acknowledgedAt.getTime() - t));
-    }
-    if (inc.resolvedAt && inc.resolvedAt.getTime() <= to) {
-      // Clock skew between sources must not make a negative repair time.
-      const ttr = Math.max(0, inc.resolvedAt.getTime() - t);
-      all.push(ttr);
-      bucket.ttr.push(ttr);
-      sev.ttr.push(ttr);
-      (t < mid ? earlier : later).push(ttr);
-    }
-  }
-
-  const bySeverity: Record<string, MttrStats> = {};
-  const rank = (s: string) => (SEVERITY_ORDER.includes(s) ? SEVERITY_ORDER.indexOf(s) : SEVERITY_ORDER.length);
-  for (const [sev, s] of [...severities].sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))) {
-    bySeverity[sev] = stats(s.detected, s.ttr);
-  }
-
-  return {
-    from: new Date(from),
-    to: new Date(to),
-    periodMs,
-    granularity,
-    overall: {
-      ...stats(detected, all),
-      open: detected - all.length,
-      acknowledged: tta.length,
-      mttaMs: mean(tta),
-    },
-    bySeverity,
-    trend: trend(mean(earlier), mean(later)),
-    buckets: perBucket.map((b, i) => ({
-      start: new Date(first + i * step),
-      end: new Date(first + (i + 1) * step),
-      detected: b.detected,
-      count: b.ttr.length,
-      mttrMs: mean(b.ttr),
-    })),
-  };
+  return { from, to, first, step, count, granularity };
 }
 
-function stats(detected: number, ttr: number[]): MttrStats {
-  const sorted = [...ttr].sort((a, b) => a - b);
-  return {
-    detected,
-    count: sorted.length,
-    mttrMs: mean(sorted),
-    medianMs: median(sorted),
-    p95Ms: percentile(sorted, 95),
-    p99Ms: percentile(sorted, 99),
-  };
+/**
+ * The 1-based ranks (in ascending order) a statistic needs from a sample of `n`: the median is
+ * the middle value, or the mean of the two middle ones; p95/p99 are nearest-rank (ceil(p·n)),
+ * always an observed value, never interpolated.
+ */
+export function medianRanks(n: number): number[] {
+  return n % 2 === 1 ? [(n + 1) / 2] : [n / 2, n / 2 + 1];
 }
+export const nearestRank = (n: number, p: number) => Math.max(1, Math.ceil((p / 100) * n));
 
-function mean(xs: readonly number[]): number | null {
-  return xs.length === 0 ? null : Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
-}
-
-function median(sorted: readonly number[]): number | null {
-  const n = sorted.length;
-  if (n === 0) return null;
-  return n % 2 === 1 ? sorted[(n - 1) / 2]! : Math.round((sorted[n / 2 - 1]! + sorted[n / 2]!) / 2);
-}
-
-/** Nearest-rank percentile: always an observed value, never interpolated. */
-function percentile(sorted: readonly number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-function trend(earlierMs: number | null, laterMs: number | null): MttrTrend {
+export function trend(earlierMs: number | null, laterMs: number | null): MttrTrend {
   if (earlierMs === null || laterMs === null) return { earlierMs, laterMs, changePct: null, direction: null };
   if (earlierMs === 0) {
     const direction = laterMs === 0 ? 'steady' : 'worsening';
@@ -268,6 +191,9 @@ function trend(earlierMs: number | null, laterMs: number | null): MttrTrend {
   const direction = Math.abs(changePct) <= STEADY_PCT ? 'steady' : changePct < 0 ? 'improving' : 'worsening';
   return { earlierMs, laterMs, changePct, direction };
 }
+
+/** Mean rounded to the millisecond; null for an empty sample (never invented). */
+export const meanOf = (sum: number, n: number): number | null => (n === 0 ? null : Math.round(sum / n));
 
 /** Go duration text rounded to whole seconds: sub-second digits of a mean are noise to a reader. */
 export function formatMttr(ms: number): string {

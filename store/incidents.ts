@@ -1,7 +1,6 @@
 import type { Signal, TimelineEvent } from '../domain/incident';
 import { resourceKey } from '../domain/incident';
 import { detectionEvent, newIncidentRecord, type IncidentRecord } from '../domain/incident-record';
-import type { MttrIncident } from '../domain/mttr';
 import { isDuplicateKey } from './connection';
 import { DedupEntryModel, IncidentModel, TimelineEventModel } from './models';
 import { allocateName } from './names';
@@ -198,14 +197,6 @@ export async function appendCorrelatedSignals(
 /** Links the incident to its postmortem (after resolution, so not through updateIncident). */
 export async function setPostmortemRef(name: string, postmortem: string): Promise<void> {
   await IncidentModel.updateOne({ name }, { $set: { postmortem } });
-}
-
-/** The MTTR facts of the incidents detected in [from, to). */
-export function incidentsDetectedBetween(from: Date, to: Date): Promise<MttrIncident[]> {
-  return IncidentModel.find(
-    { detectedAt: { $gte: from, $lt: to } },
-    { _id: 0, detectedAt: 1, resolvedAt: 1, acknowledgedAt: 1, severity: 1 },
-  ).lean<MttrIncident[]>();
 }
 
 /** Incidents open at `at`, whatever their state now: detected by then and not resolved by then. */

@@ -2,7 +2,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { renderMttrChart } from '../../activities/chart';
 import { createMttrActivities } from '../../activities/mttr';
 import type { ToolResult } from '../../domain/agent-tools';
-import { mttrSeries } from '../../domain/mttr';
+import { bucketPlan } from '../../domain/mttr';
 import { getMedia } from '../../store/media';
 import { IncidentModel } from '../../store/models';
 import { useMongo } from '../harness/mongo';
@@ -122,8 +122,14 @@ describe('mttr_summary activity (MongoDB-wire server, GridFS, PNG chart)', () =>
 
 describe('renderMttrChart', () => {
   it('renders all-empty buckets (and no buckets at all) without crashing', async () => {
-    const { buckets } = mttrSeries([], { now: NOW, periodMs: 7 * D });
-    expect(buckets.every((b) => b.mttrMs === null)).toBe(true);
+    const plan = bucketPlan({ now: NOW, periodMs: 7 * D });
+    const buckets = Array.from({ length: plan.count }, (_, i) => ({
+      start: new Date(plan.first + i * plan.step),
+      end: new Date(plan.first + (i + 1) * plan.step),
+      detected: 0,
+      count: 0,
+      mttrMs: null,
+    }));
     for (const input of [buckets, []]) {
       const png = await renderMttrChart(input, { title: 'MTTR per day, last 7d' });
       const { width, height } = pngSize(png);
