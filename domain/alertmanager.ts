@@ -245,6 +245,7 @@ export function mapAlert(alert: AlertmanagerAlert, opts: MapAlertOptions = {}): 
     cluster,
     labels: cappedLabels(labels),
     detectionSource: 'alertmanager',
+    startedAt: alert.startsAt,
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -40,6 +40,8 @@ export type IncidentRecord = {
   snoozeUntil?: Date;
   snoozeReason?: string;
   assignedTo: string;
+  /** When the problem began at its source, when the source said (absent: unknown). */
+  signalStartedAt?: Date;
   detectedAt: Date;
   createdAt: Date;
   lastUpdated: Date;
@@ -89,6 +91,7 @@ export function newIncidentRecord(name: string, signal: Signal, at: Date): Incid
     riskScore: score,
     acknowledged: false,
     snoozed: false,
+    ...(signal.startedAt && { signalStartedAt: new Date(signal.startedAt) }),
     detectedAt: at,
     createdAt: at,
     lastUpdated: at,

@@ -75,6 +75,8 @@ export const signalSchema = z
     labels: labelsSchema.default({}),
     // Required by the store: a blank one is refused here, for every caller (API, alerts, agent).
     detectionSource: z.string().max(200).regex(/\S/, 'must not be blank').trim().default('api'),
+    /** When the problem began at its source (Alertmanager's `startsAt`): the start of MTTD. */
+    startedAt: z.string().datetime({ offset: true, message: 'must be an RFC 3339 timestamp' }).optional(),
   })
   .strict();
 export type Signal = z.output<typeof signalSchema>;

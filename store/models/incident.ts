@@ -54,6 +54,7 @@ const incidentSchema = new Schema(
     snoozeUntil: Date,
     snoozeReason: String,
     assignedTo: { type: String, default: '' },
+    signalStartedAt: Date,
     detectedAt: { type: Date, required: true },
     createdAt: { type: Date, required: true },
     lastUpdated: { type: Date, required: true },

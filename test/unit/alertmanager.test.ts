@@ -166,6 +166,7 @@ describe('mapAlert on the fixture', () => {
         cluster: 'prod-eu-1',
         labels: oom.labels,
         detectionSource: 'alertmanager',
+        startedAt: oom.startsAt, // the start of MTTD
       },
     });
     if (result.ok) {
