@@ -13,11 +13,13 @@ import { renderApiReference } from './reference-page';
 import { registerStoreMetrics } from './store-metrics';
 import { finishDocument, mountRoutes, registerOpenApi, route, ROUTER_OPTIONS, type AnyRoute } from './route';
 import type { SignalType } from '../domain/incident';
+import type { SlaTargets } from '../domain/sla';
 import type { IncidentOps } from '../operations/incidents';
 import { alertRoutes } from './routes/alerts';
 import { approvalRoutes } from './routes/approvals';
 import { auditRoutes } from './routes/audit';
 import { auditExportRoutes } from './routes/audit-export';
+import { analyticsRoutes } from './routes/analytics';
 import { clusterRoutes } from './routes/clusters';
 import { incidentRoutes } from './routes/incidents';
 import { insightRoutes } from './routes/insights';
@@ -40,6 +42,8 @@ export interface AppOptions {
   alertnameMap?: Record<string, SignalType>;
   /** Where PagerDuty events go (FOGHORN_PAGERDUTY_URL): its host is how PagerDuty targets are shown. */
   pagerDutyUrl?: string;
+  /** SLA targets of the compliance report (FOGHORN_SLA_TARGETS; the defaults otherwise). */
+  slaTargets?: SlaTargets;
   /** Test-only: the largest audit export answered at once (the spec's 10,000 otherwise). */
   auditExportSyncLimit?: number;
 }
@@ -72,6 +76,7 @@ export function createApp(options: AppOptions): express.Express {
     ...tokenRoutes(options.basePath),
     ...auditRoutes(),
     ...auditExportRoutes(options.basePath, ops, options.auditExportSyncLimit),
+    ...analyticsRoutes(options.slaTargets),
     ...runbookRoutes(options.basePath),
     ...escalationRoutes(options.basePath, options.pagerDutyUrl),
     ...incidentRoutes(options.basePath, ops),

@@ -174,6 +174,7 @@ export async function startApi(config: Config, logger: Logger, temporal: Client)
     taskQueue: config.FOGHORN_TASK_QUEUE,
     alertnameMap: config.FOGHORN_ALERTNAME_MAP,
     pagerDutyUrl: config.FOGHORN_PAGERDUTY_URL,
+    slaTargets: config.FOGHORN_SLA_TARGETS,
   });
   const { host, port } = config.FOGHORN_API_ADDR;
   return new Promise((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration';
 import { userRoleSchema } from './roles';
+import { parseSlaTargets, SlaError } from './sla';
 import { signalTypeSchema } from './vocabulary';
 
 /**
@@ -149,6 +150,19 @@ export const configSchema = z.object({
     .default('https://events.pagerduty.com/v2/enqueue'),
   FOGHORN_PUBLIC_URL: z.string().url('must be a URL such as https://foghorn.example.com').optional(),
   FOGHORN_TEMPORAL_UI_URL: z.string().url('must be a URL such as http://localhost:8233').optional(),
+  // Compliance report (docs/analytics.md): respond/resolve targets per severity.
+  FOGHORN_SLA_TARGETS: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return parseSlaTargets(text);
+      } catch (err) {
+        if (!(err instanceof SlaError)) throw err;
+        ctx.addIssue({ code: 'custom', message: err.message });
+        return z.NEVER;
+      }
+    })
+    .optional(),
   FOGHORN_STT: z.enum(['openai', 'pocketsphinx'], { message: 'must be openai or pocketsphinx' }).optional(),
   FOGHORN_STT_BASE_URL: z.string().url('must be a URL such as http://localhost:8000/v1').optional(),
   FOGHORN_STT_API_KEY: z.string().optional(),

@@ -37,6 +37,11 @@ export const elapsedMs = (from: string, to: string) => ({
 
 const TTR = elapsedMs('$detectedAt', '$resolvedAt');
 
+/** The index of the bucket an incident was detected in (0 = the plan's first). */
+const bucketOf = (plan: { first: number; step: number }) => ({
+  $floor: { $divide: [{ $subtract: [{ $toLong: '$detectedAt' }, plan.first] }, plan.step] },
+});
+
 /** The matching documents' `value` at 1-based ascending `rank`. */
 async function valueAtRank(match: Record<string, unknown>, value: object, rank: number): Promise<number> {
   const [row] = await IncidentModel.aggregate<{ v: number }>([
@@ -80,14 +85,11 @@ export async function mttrSeries(
   const detected = { ...scopeMatch(scope), detectedAt: { $gte: new Date(plan.from), $lt: new Date(plan.to) } };
   // A missing or null resolvedAt never matches $lte.
   const resolved = { ...detected, resolvedAt: { $lte: now } };
-  const bucket = { $floor: { $divide: [{ $subtract: [{ $toLong: '$detectedAt' }, plan.first] }, plan.step] } };
+  const bucket = bucketOf(plan);
   const mid = plan.from + (plan.to - plan.from) / 2;
 
   const [detectedRows, resolvedRows, [acked]] = await Promise.all([
-    IncidentModel.aggregate<{ _id: { b: number; s: string }; n: number }>([
-      { $match: detected },
-      { $group: { _id: { b: bucket, s: '$severity' }, n: { $sum: 1 } } },
-    ]),
+    detectedCounts(scope, plan),
     IncidentModel.aggregate<{ _id: { b: number; s: string; late: boolean }; n: number; sum: number }>([
       { $match: resolved },
       {
@@ -115,8 +117,8 @@ export async function mttrSeries(
   const severity = (s: string) => severities.get(s) ?? severities.set(s, { detected: 0, n: 0, sum: 0 }).get(s)!;
   const halves = { earlier: { n: 0, sum: 0 }, later: { n: 0, sum: 0 } };
   for (const row of detectedRows) {
-    buckets[row._id.b]!.detected += row.n;
-    severity(row._id.s).detected += row.n;
+    buckets[row.bucket]!.detected += row.count;
+    severity(row.severity).detected += row.count;
   }
   for (const row of resolvedRows) {
     const b = buckets[row._id.b]!;
@@ -169,4 +171,71 @@ export async function meanMttr(scope: IncidentScope, from: Date, to: Date): Prom
     { $group: { _id: null, n: { $sum: 1 }, sum: { $sum: TTR } } },
   ] satisfies PipelineStage[]);
   return meanOf(row?.sum ?? 0, row?.n ?? 0);
+}
+
+export interface PhaseMeans {
+  detection: number | null;
+  analysis: number | null;
+  approval: number | null;
+  remediation: number | null;
+}
+
+/** Mean of `value` over the documents a pipeline ends with (null: none). */
+async function meanOver(pipeline: PipelineStage[], value: object): Promise<number | null> {
+  const [row] = await IncidentModel.aggregate<{ n: number; sum: number }>([
+    ...pipeline,
+    { $group: { _id: null, n: { $sum: 1 }, sum: { $sum: value } } },
+  ]);
+  return meanOf(row?.sum ?? 0, row?.n ?? 0);
+}
+
+/**
+ * Where the time of the incidents detected in [from, to) went, each phase over the incidents
+ * that went through it: detection (signal start → detected), analysis (→ insight), approval
+ * (requested → decided, approved or rejected) and remediation (plan start → completed).
+ */
+export async function phaseMeans(scope: IncidentScope, from: Date, to: Date): Promise<PhaseMeans> {
+  const incidents: PipelineStage[] = [
+    { $match: { ...scopeMatch(scope), detectedAt: { $gte: from, $lt: to } } },
+    { $project: { _id: 0, name: 1, detectedAt: 1, signalStartedAt: 1 } },
+  ];
+  const joined = (from: string, foreignField: string, match: Record<string, unknown>): PipelineStage[] => [
+    ...incidents,
+    { $lookup: { from, localField: 'name', foreignField, as: 'x' } },
+    { $unwind: '$x' },
+    { $match: match },
+  ];
+  const [detection, analysis, approval, remediation] = await Promise.all([
+    meanOver(
+      [...incidents, { $match: { signalStartedAt: { $gte: new Date(0) } } }],
+      elapsedMs('$signalStartedAt', '$detectedAt'),
+    ),
+    meanOver(joined('aiinsights', 'issueRef', {}), elapsedMs('$detectedAt', '$x.generatedAt')),
+    meanOver(
+      joined('approvals', 'incident', { 'x.status': { $in: ['approved', 'rejected'] } }),
+      elapsedMs('$x.requestedAt', '$x.decidedAt'),
+    ),
+    meanOver(
+      joined('remediation_plans', 'issueRef', { 'x.state': 'Completed' }),
+      elapsedMs('$x.startedAt', '$x.completedAt'),
+    ),
+  ]);
+  return { detection, analysis, approval, remediation };
+}
+
+/** Incidents detected in the plan's window, per bucket and severity. */
+export async function detectedCounts(
+  scope: IncidentScope,
+  plan: { from: number; to: number; first: number; step: number },
+): Promise<Array<{ bucket: number; severity: string; count: number }>> {
+  const rows = await IncidentModel.aggregate<{ _id: { b: number; s: string }; n: number }>([
+    { $match: { ...scopeMatch(scope), detectedAt: { $gte: new Date(plan.from), $lt: new Date(plan.to) } } },
+    {
+      $group: {
+        _id: { b: bucketOf(plan), s: '$severity' },
+        n: { $sum: 1 },
+      },
+    },
+  ]);
+  return rows.map((r) => ({ bucket: r._id.b, severity: r._id.s, count: r.n }));
 }
