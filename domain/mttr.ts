@@ -165,7 +165,8 @@ export function bucketPlan(opts: { now: Date; periodMs: number; granularity?: Gr
   const count = Math.floor((bucketStart(to - 1, granularity) - first) / step) + 1;
   if (count > MAX_BUCKETS) {
     throw new PeriodError(
-      `Period ${formatDuration(opts.periodMs)} is too long for ${granularity} buckets (${count} > ${MAX_BUCKETS}): use a coarser granularity`,
+      // In days: a window of centuries is outside what Go duration text can express.
+      `Period of ${Math.round((opts.periodMs / DAY_MS) * 10) / 10} days is too long for ${granularity} buckets (${count} > ${MAX_BUCKETS}): use a coarser granularity`,
     );
   }
   return { from, to, first, step, count, granularity };

@@ -316,7 +316,12 @@ describe('GET /analytics/trends', () => {
     const res = await api.call('GET', '/analytics/trends');
     expect(Date.parse(res.body.metadata.to) - Date.parse(res.body.metadata.from)).toBe(30 * D);
     expect(res.body.trends.length).toBeGreaterThanOrEqual(30);
-    for (const q of ['start=2025-03-08T00:00:00Z&end=2025-03-01T00:00:00Z', 'groupBy=month', 'start=yesterday']) {
+    for (const q of [
+      'start=2025-03-08T00:00:00Z&end=2025-03-01T00:00:00Z',
+      'groupBy=month',
+      'start=yesterday',
+      'start=0316-09-22T01:35:01-23:01&groupBy=week',
+    ]) {
       const bad = await api.call('GET', `/analytics/trends?${q}`);
       expect(bad.status).toBe(400);
       expect(bad.body.error.message).toBe('Invalid request');
