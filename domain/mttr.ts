@@ -172,16 +172,6 @@ export function bucketPlan(opts: { now: Date; periodMs: number; granularity?: Gr
   return { from, to, first, step, count, granularity };
 }
 
-/**
- * The 1-based ranks (in ascending order) a statistic needs from a sample of `n`: the median is
- * the middle value, or the mean of the two middle ones; p95/p99 are nearest-rank (ceil(p·n)),
- * always an observed value, never interpolated.
- */
-export function medianRanks(n: number): number[] {
-  return n % 2 === 1 ? [(n + 1) / 2] : [n / 2, n / 2 + 1];
-}
-export const nearestRank = (n: number, p: number) => Math.max(1, Math.ceil((p / 100) * n));
-
 export function trend(earlierMs: number | null, laterMs: number | null): MttrTrend {
   if (earlierMs === null || laterMs === null) return { earlierMs, laterMs, changePct: null, direction: null };
   if (earlierMs === 0) {

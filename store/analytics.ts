@@ -2,21 +2,21 @@ import type { PipelineStage } from 'mongoose';
 import {
   bucketPlan,
   meanOf,
-  medianRanks,
-  nearestRank,
   SEVERITY_ORDER,
   trend,
   type Granularity,
   type MttrSeries,
   type MttrStats,
 } from '../domain/mttr';
-import { IncidentModel } from './models';
+import { ApprovalModel, IncidentModel, InsightModel, RemediationPlanModel } from './models';
 
 /**
  * Analytics over the incident collections, computed by MongoDB aggregation pipelines: counts,
  * sums and order statistics come back, never the incidents themselves (issue 12 §2). Means are
- * sums over counts; medians and percentiles are exact, read as the k-th value of a sorted
- * pipeline ($sort + $skip + $limit).
+ * sums over counts. Medians and percentiles are exact: the durations are sorted in the
+ * pipeline and only the values at the needed ranks are returned — the median is the middle
+ * value (the mean of the two middle ones for an even count), p95/p99 the nearest rank
+ * ceil(p·n/100), always an observed value, never interpolated.
  */
 
 /** What every figure can be narrowed to. */
@@ -37,44 +37,68 @@ export const elapsedMs = (from: string, to: string) => ({
 
 const TTR = elapsedMs('$detectedAt', '$resolvedAt');
 
-/** The index of the bucket an incident was detected in (0 = the plan's first). */
-const bucketOf = (plan: { first: number; step: number }) => ({
+/** The bucket an incident was detected in (0 = the plan's first). */
+const bucketIndex = (plan: { first: number; step: number }) => ({
   $floor: { $divide: [{ $subtract: [{ $toLong: '$detectedAt' }, plan.first] }, plan.step] },
 });
 
-/** The matching documents' `value` at 1-based ascending `rank`. */
-async function valueAtRank(match: Record<string, unknown>, value: object, rank: number): Promise<number> {
-  const [row] = await IncidentModel.aggregate<{ v: number }>([
-    { $match: match },
-    { $project: { _id: 0, v: value } },
-    { $sort: { v: 1 } },
-    { $skip: rank - 1 },
-    { $limit: 1 },
-  ]);
-  return row!.v;
+/** Counts per bucket and severity of the incidents a pipeline holds. */
+const countsByBucket = (plan: { first: number; step: number }) => ({
+  $group: { _id: { b: bucketIndex(plan), s: '$severity' }, n: { $sum: 1 } },
+});
+
+/** The value at 0-based `index` of the sorted array `$vs`. */
+const at = (index: object) => ({ $arrayElemAt: ['$vs', index] });
+const N = { $size: '$vs' };
+/** ceil(p·n/100) − 1 in integers (no floating-point rounding at exact ranks). */
+const nearestRankIndex = (p: number) => ({
+  $subtract: [{ $floor: { $divide: [{ $add: [{ $multiply: [p, N] }, 99] }, 100] } }, 1],
+});
+
+/** Stages that turn durations `v` (one per document) into order statistics per `by`. */
+const orderStatistics = (by: string | null): PipelineStage.FacetPipelineStage[] => [
+  { $sort: { v: 1 } },
+  { $group: { _id: by, vs: { $push: '$v' } } },
+  {
+    $project: {
+      lo: at({ $floor: { $divide: [{ $subtract: [N, 1] }, 2] } }),
+      hi: at({ $floor: { $divide: [N, 2] } }),
+      p95: at(nearestRankIndex(95)),
+      p99: at(nearestRankIndex(99)),
+    },
+  },
+];
+
+interface Ranked {
+  _id: string | null;
+  lo: number;
+  hi: number;
+  p95: number;
+  p99: number;
 }
 
-/** Mean (given), median, p95 and p99 of the resolved incidents `match` selects. */
-async function orderStats(match: Record<string, unknown>, n: number, sum: number) {
-  if (n === 0) return { mttrMs: null, medianMs: null, p95Ms: null, p99Ms: null };
-  const at = (rank: number) => valueAtRank(match, TTR, rank);
-  const [middle, p95Ms, p99Ms] = await Promise.all([
-    Promise.all(medianRanks(n).map(at)),
-    at(nearestRank(n, 95)),
-    at(nearestRank(n, 99)),
-  ]);
+interface SeriesFacets {
+  detected: Array<{ _id: { b: number; s: string }; n: number }>;
+  resolved: Array<{ _id: { b: number; s: string; late: boolean }; n: number; sum: number }>;
+  acked: Array<{ n: number; sum: number }>;
+  overallRanks: Ranked[];
+  severityRanks: Ranked[];
+}
+
+function statsOf(n: number, sum: number, ranked: Ranked | undefined) {
+  if (n === 0 || !ranked) return { mttrMs: null, medianMs: null, p95Ms: null, p99Ms: null };
   return {
     mttrMs: meanOf(sum, n),
-    medianMs: Math.round(middle.reduce((a, b) => a + b, 0) / middle.length),
-    p95Ms,
-    p99Ms,
+    medianMs: Math.round((ranked.lo + ranked.hi) / 2),
+    p95Ms: ranked.p95,
+    p99Ms: ranked.p99,
   };
 }
 
 /**
  * MTTR of the incidents detected in [now - period, now) (narrowed by `scope`), overall, per
  * severity, per bucket and as a trend (later half vs earlier half). Resolved means resolved by
- * `now`; an incident resolved later counts as open.
+ * `now`; an incident resolved later counts as open. One pass over the incidents ($facet).
  */
 export async function mttrSeries(
   scope: IncidentScope,
@@ -82,29 +106,39 @@ export async function mttrSeries(
 ): Promise<MttrSeries> {
   const plan = bucketPlan(opts);
   const now = opts.now;
-  const detected = { ...scopeMatch(scope), detectedAt: { $gte: new Date(plan.from), $lt: new Date(plan.to) } };
-  // A missing or null resolvedAt never matches $lte.
-  const resolved = { ...detected, resolvedAt: { $lte: now } };
-  const bucket = bucketOf(plan);
   const mid = plan.from + (plan.to - plan.from) / 2;
-
-  const [detectedRows, resolvedRows, [acked]] = await Promise.all([
-    detectedCounts(scope, plan),
-    IncidentModel.aggregate<{ _id: { b: number; s: string; late: boolean }; n: number; sum: number }>([
-      { $match: resolved },
-      {
-        $group: {
-          _id: { b: bucket, s: '$severity', late: { $gte: [{ $toLong: '$detectedAt' }, mid] } },
-          n: { $sum: 1 },
-          sum: { $sum: TTR },
-        },
+  // A missing or null resolvedAt never matches $lte.
+  const resolved = { $match: { resolvedAt: { $lte: now } } };
+  const durations = { $project: { _id: 0, s: '$severity', v: TTR } };
+  const [facets] = await IncidentModel.aggregate<SeriesFacets>([
+    { $match: { ...scopeMatch(scope), detectedAt: { $gte: new Date(plan.from), $lt: new Date(plan.to) } } },
+    {
+      $facet: {
+        detected: [countsByBucket(plan)],
+        resolved: [
+          resolved,
+          {
+            $group: {
+              _id: {
+                b: bucketIndex(plan),
+                s: '$severity',
+                late: { $gte: [{ $toLong: '$detectedAt' }, mid] },
+              },
+              n: { $sum: 1 },
+              sum: { $sum: TTR },
+            },
+          },
+        ],
+        acked: [
+          { $match: { acknowledgedAt: { $lte: now } } },
+          { $group: { _id: null, n: { $sum: 1 }, sum: { $sum: elapsedMs('$detectedAt', '$acknowledgedAt') } } },
+        ],
+        overallRanks: [resolved, durations, ...orderStatistics(null)],
+        severityRanks: [resolved, durations, ...orderStatistics('$s')],
       },
-    ]),
-    IncidentModel.aggregate<{ n: number; sum: number }>([
-      { $match: { ...detected, acknowledgedAt: { $lte: now } } },
-      { $group: { _id: null, n: { $sum: 1 }, sum: { $sum: elapsedMs('$detectedAt', '$acknowledgedAt') } } },
-    ]),
+    },
   ]);
+  const { detected, resolved: resolvedRows, acked, overallRanks, severityRanks } = facets!;
 
   const buckets = Array.from({ length: plan.count }, (_, i) => ({
     start: new Date(plan.first + i * plan.step),
@@ -116,9 +150,9 @@ export async function mttrSeries(
   const severities = new Map<string, { detected: number; n: number; sum: number }>();
   const severity = (s: string) => severities.get(s) ?? severities.set(s, { detected: 0, n: 0, sum: 0 }).get(s)!;
   const halves = { earlier: { n: 0, sum: 0 }, later: { n: 0, sum: 0 } };
-  for (const row of detectedRows) {
-    buckets[row.bucket]!.detected += row.count;
-    severity(row.severity).detected += row.count;
+  for (const row of detected) {
+    buckets[row._id.b]!.detected += row.n;
+    severity(row._id.s).detected += row.n;
   }
   for (const row of resolvedRows) {
     const b = buckets[row._id.b]!;
@@ -137,13 +171,17 @@ export async function mttrSeries(
   );
 
   const rank = (s: string) => (SEVERITY_ORDER.includes(s) ? SEVERITY_ORDER.indexOf(s) : SEVERITY_ORDER.length);
-  const ordered = [...severities].sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b));
-  const [overall, ...perSeverity] = await Promise.all([
-    orderStats(resolved, total.n, total.sum),
-    ...ordered.map(([s, t]) => orderStats({ ...resolved, severity: s }, t.n, t.sum)),
-  ]);
   const bySeverity: Record<string, MttrStats> = {};
-  ordered.forEach(([s, t], i) => (bySeverity[s] = { detected: t.detected, count: t.n, ...perSeverity[i]! }));
+  for (const [s, t] of [...severities].sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)))
+    bySeverity[s] = {
+      detected: t.detected,
+      count: t.n,
+      ...statsOf(
+        t.n,
+        t.sum,
+        severityRanks.find((r) => r._id === s),
+      ),
+    };
 
   return {
     from: new Date(plan.from),
@@ -153,10 +191,10 @@ export async function mttrSeries(
     overall: {
       detected: total.detected,
       count: total.n,
-      ...overall!,
+      ...statsOf(total.n, total.sum, overallRanks[0]),
       open: total.detected - total.n,
-      acknowledged: acked?.n ?? 0,
-      mttaMs: meanOf(acked?.sum ?? 0, acked?.n ?? 0),
+      acknowledged: acked[0]?.n ?? 0,
+      mttaMs: meanOf(acked[0]?.sum ?? 0, acked[0]?.n ?? 0),
     },
     bySeverity,
     trend: trend(meanOf(halves.earlier.sum, halves.earlier.n), meanOf(halves.later.sum, halves.later.n)),
@@ -180,9 +218,13 @@ export interface PhaseMeans {
   remediation: number | null;
 }
 
-/** Mean of `value` over the documents a pipeline ends with (null: none). */
-async function meanOver(pipeline: PipelineStage[], value: object): Promise<number | null> {
-  const [row] = await IncidentModel.aggregate<{ n: number; sum: number }>([
+/** Mean of `value` over the documents a pipeline on `model` ends with (null: none). */
+async function meanOver(
+  model: { aggregate: typeof IncidentModel.aggregate },
+  pipeline: PipelineStage[],
+  value: object,
+): Promise<number | null> {
+  const [row] = await model.aggregate<{ n: number; sum: number }>([
     ...pipeline,
     { $group: { _id: null, n: { $sum: 1 }, sum: { $sum: value } } },
   ]);
@@ -193,31 +235,50 @@ async function meanOver(pipeline: PipelineStage[], value: object): Promise<numbe
  * Where the time of the incidents detected in [from, to) went, each phase over the incidents
  * that went through it: detection (signal start → detected), analysis (→ insight), approval
  * (requested → decided, approved or rejected) and remediation (plan start → completed).
+ * Joins start from the insight, approval or plan (none is older than its incident, so `from`
+ * bounds them too) and look the incident up by its unique name: an index lookup each, never a
+ * scan of one collection per document of the other.
  */
 export async function phaseMeans(scope: IncidentScope, from: Date, to: Date): Promise<PhaseMeans> {
-  const incidents: PipelineStage[] = [
-    { $match: { ...scopeMatch(scope), detectedAt: { $gte: from, $lt: to } } },
-    { $project: { _id: 0, name: 1, detectedAt: 1, signalStartedAt: 1 } },
-  ];
-  const joined = (from: string, foreignField: string, match: Record<string, unknown>): PipelineStage[] => [
-    ...incidents,
-    { $lookup: { from, localField: 'name', foreignField, as: 'x' } },
-    { $unwind: '$x' },
-    { $match: match },
+  const ofIncidentInWindow = (ref: string, since: string, match: Record<string, unknown>): PipelineStage[] => [
+    { $match: { ...match, [since]: { $gte: from }, ...(scope.namespace && { namespace: scope.namespace }) } },
+    { $lookup: { from: 'incidents', localField: ref, foreignField: 'name', as: 'i' } },
+    { $unwind: '$i' },
+    {
+      $match: {
+        'i.detectedAt': { $gte: from, $lt: to },
+        ...(scope.severity && { 'i.severity': scope.severity }),
+      },
+    },
   ];
   const [detection, analysis, approval, remediation] = await Promise.all([
     meanOver(
-      [...incidents, { $match: { signalStartedAt: { $gte: new Date(0) } } }],
+      IncidentModel,
+      [
+        {
+          $match: {
+            ...scopeMatch(scope),
+            detectedAt: { $gte: from, $lt: to },
+            signalStartedAt: { $gte: new Date(0) },
+          },
+        },
+      ],
       elapsedMs('$signalStartedAt', '$detectedAt'),
     ),
-    meanOver(joined('aiinsights', 'issueRef', {}), elapsedMs('$detectedAt', '$x.generatedAt')),
     meanOver(
-      joined('approvals', 'incident', { 'x.status': { $in: ['approved', 'rejected'] } }),
-      elapsedMs('$x.requestedAt', '$x.decidedAt'),
+      InsightModel,
+      ofIncidentInWindow('issueRef', 'generatedAt', {}),
+      elapsedMs('$i.detectedAt', '$generatedAt'),
     ),
     meanOver(
-      joined('remediation_plans', 'issueRef', { 'x.state': 'Completed' }),
-      elapsedMs('$x.startedAt', '$x.completedAt'),
+      ApprovalModel,
+      ofIncidentInWindow('incident', 'requestedAt', { status: { $in: ['approved', 'rejected'] } }),
+      elapsedMs('$requestedAt', '$decidedAt'),
+    ),
+    meanOver(
+      RemediationPlanModel,
+      ofIncidentInWindow('issueRef', 'startedAt', { state: 'Completed' }),
+      elapsedMs('$startedAt', '$completedAt'),
     ),
   ]);
   return { detection, analysis, approval, remediation };
@@ -230,12 +291,7 @@ export async function detectedCounts(
 ): Promise<Array<{ bucket: number; severity: string; count: number }>> {
   const rows = await IncidentModel.aggregate<{ _id: { b: number; s: string }; n: number }>([
     { $match: { ...scopeMatch(scope), detectedAt: { $gte: new Date(plan.from), $lt: new Date(plan.to) } } },
-    {
-      $group: {
-        _id: { b: bucketOf(plan), s: '$severity' },
-        n: { $sum: 1 },
-      },
-    },
+    countsByBucket(plan),
   ]);
   return rows.map((r) => ({ bucket: r._id.b, severity: r._id.s, count: r.n }));
 }

@@ -46,7 +46,7 @@ function targetOf(sla: SlaTargets, field: keyof SlaTarget): unknown {
  * A violation is an answer later than the severity's target, or no answer by `end` when the
  * target had already passed.
  */
-function slaPipeline(w: ComplianceWindow, sla: SlaTargets): PipelineStage[] {
+function slaStages(w: ComplianceWindow, sla: SlaTargets): PipelineStage.FacetPipelineStage[] {
   const end = w.end.getTime();
   // `$ifNull: [x, null]` turns a missing field into null, which `$eq`/`$ne` can test.
   const orNull = (field: string) => ({ $ifNull: [field, null] });
@@ -64,7 +64,6 @@ function slaPipeline(w: ComplianceWindow, sla: SlaTargets): PipelineStage[] {
     ],
   });
   return [
-    { $match: windowOf(w, 'detectedAt') },
     {
       $project: {
         _id: 0,
@@ -117,12 +116,7 @@ export async function complianceFigures(w: ComplianceWindow, sla: SlaTargets): P
   const sum = (value: object) => ({ $group: { _id: null, n: { $sum: 1 }, sum: { $sum: value } } });
 
   const [
-    bySeverity,
-    byState,
-    [detection],
-    [resolution],
-    [attempts],
-    [slaRow],
+    [incidentFacets],
     planStates,
     [planFlags],
     actionTypes,
@@ -131,18 +125,30 @@ export async function complianceFigures(w: ComplianceWindow, sla: SlaTargets): P
     auditActions,
     auditSeverities,
   ] = await Promise.all([
-    IncidentModel.aggregate([{ $match: incidents }, group('$severity')]),
-    IncidentModel.aggregate([{ $match: incidents }, group('$state')]),
-    IncidentModel.aggregate([
-      { $match: { ...incidents, signalStartedAt: { $gte: new Date(0) } } },
-      sum(elapsedMs('$signalStartedAt', '$detectedAt')),
+    // One pass over the window's incidents.
+    IncidentModel.aggregate<{
+      bySeverity: Array<{ _id: string; n: number }>;
+      byState: Array<{ _id: string; n: number }>;
+      detection: Array<{ n: number; sum: number }>;
+      resolution: Array<{ n: number; sum: number }>;
+      attempts: Array<{ n: number; sum: number }>;
+      sla: Array<Record<string, number>>;
+    }>([
+      { $match: incidents },
+      {
+        $facet: {
+          bySeverity: [group('$severity')],
+          byState: [group('$state')],
+          detection: [
+            { $match: { signalStartedAt: { $gte: new Date(0) } } },
+            sum(elapsedMs('$signalStartedAt', '$detectedAt')),
+          ],
+          resolution: [{ $match: { resolvedAt: { $lte: w.end } } }, sum(elapsedMs('$detectedAt', '$resolvedAt'))],
+          attempts: [sum({ $ifNull: ['$remediationAttempts', 0] })],
+          sla: slaStages(w, sla),
+        },
+      },
     ]),
-    IncidentModel.aggregate([
-      { $match: { ...incidents, resolvedAt: { $lte: w.end } } },
-      sum(elapsedMs('$detectedAt', '$resolvedAt')),
-    ]),
-    IncidentModel.aggregate([{ $match: incidents }, sum({ $ifNull: ['$remediationAttempts', 0] })]),
-    IncidentModel.aggregate(slaPipeline(w, sla)),
     RemediationPlanModel.aggregate([{ $match: plans }, group('$state')]),
     RemediationPlanModel.aggregate([
       { $match: plans },
@@ -168,6 +174,8 @@ export async function complianceFigures(w: ComplianceWindow, sla: SlaTargets): P
       group('$incident.severity'),
     ]),
   ]);
+  const { bySeverity, byState, detection, resolution, attempts, sla: slaRows } = incidentFacets!;
+  const slaRow = slaRows[0];
 
   const total = (rows: Array<{ n: number }>) => rows.reduce((t, r) => t + r.n, 0);
   return {
@@ -175,9 +183,9 @@ export async function complianceFigures(w: ComplianceWindow, sla: SlaTargets): P
       total: total(bySeverity),
       bySeverity: counts(bySeverity),
       byState: counts(byState),
-      detection: sumOf(detection),
-      resolution: sumOf(resolution),
-      attempts: sumOf(attempts),
+      detection: sumOf(detection[0]),
+      resolution: sumOf(resolution[0]),
+      attempts: sumOf(attempts[0]),
     },
     sla: {
       n: slaRow?.n ?? 0,
