@@ -183,6 +183,6 @@ async function main(): Promise<void> {
 
 if (require.main === module)
   main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+    console.error(err);
+    process.exit(1);
+  });
