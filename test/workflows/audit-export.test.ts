@@ -31,6 +31,16 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
+/** The job's file, once its workflow has completed it. */
+async function downloadWhenCompleted(jobId: string) {
+  await s.eventually(
+    () => getExportJob(jobId),
+    (job) => job?.state === 'completed',
+    120_000,
+  );
+  return s.call('GET', `/audit/export/download/${jobId}`);
+}
+
 const exportFiles = (jobId: string) =>
   mongoose.connection.db!.collection('audit_exports.files').countDocuments({ 'metadata.jobId': jobId });
 
@@ -39,12 +49,7 @@ it('a CSV job writes the header once and one row per record', async () => {
   const res = await s.call('GET', '/audit/export?user=bulk&format=csv');
   expect(res.status).toBe(202);
   const jobId = res.body.metadata.jobId;
-  await s.eventually(
-    () => getExportJob(jobId),
-    (job) => job?.state === 'completed',
-    120_000,
-  );
-  const done = await s.call('GET', `/audit/export/download/${jobId}`);
+  const done = await downloadWhenCompleted(jobId);
   expect(done.status).toBe(200);
   expect(done.headers.get('content-type')).toMatch(/^text\/csv/);
   const lines = done.text.split('\r\n');
@@ -81,12 +86,7 @@ it('10,001 records: 202 job → 202 while processing → 200 with all 10,001 rec
     expect(pending.body.status.state).toBe('processing');
   });
 
-  await s.eventually(
-    () => getExportJob(jobId),
-    (job) => job?.state === 'completed',
-    120_000,
-  );
-  const done = await s.call('GET', `/audit/export/download/${jobId}`);
+  const done = await downloadWhenCompleted(jobId);
   expect(done.status).toBe(200);
   expect(done.headers.get('content-disposition')).toMatch(/^attachment; filename="audit-export-\d{8}\.json"$/);
   expect(done.body.metadata).toMatchObject({ totalRecords: 10_001, jobId, filters: { user: 'bulk' } });
