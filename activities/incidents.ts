@@ -142,6 +142,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
     const fallbackReason = stored.fallbackReason ?? '';
     await updateIncident(incident.name, {
       insight: stored.name,
+      analyzedAt: stored.generatedAt,
       analysisResult: {
         rootCause: stored.rootCause ?? '',
         recommendation: stored.recommendation ?? '',

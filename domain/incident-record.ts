@@ -30,6 +30,8 @@ export type IncidentRecord = {
   }[];
   analysisResult: { rootCause: string; recommendation: string; confidence: number; relatedEvents: string[] };
   insight: string;
+  /** When the insight was written (the end of the analysis phase). */
+  analyzedAt?: Date;
   acknowledged: boolean;
   acknowledgedBy?: string;
   acknowledgedAt?: Date;

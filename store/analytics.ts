@@ -8,7 +8,7 @@ import {
   type MttrSeries,
   type MttrStats,
 } from '../domain/mttr';
-import { ApprovalModel, IncidentModel, InsightModel, RemediationPlanModel } from './models';
+import { ApprovalModel, IncidentModel, RemediationPlanModel } from './models';
 
 /**
  * Analytics over the incident collections, computed by MongoDB aggregation pipelines: counts,
@@ -202,86 +202,85 @@ export async function mttrSeries(
   };
 }
 
-/** Mean resolution time of the incidents detected in [from, to) and resolved by `to` (null: none). */
-export async function meanMttr(scope: IncidentScope, from: Date, to: Date): Promise<number | null> {
-  const [row] = await IncidentModel.aggregate<{ n: number; sum: number }>([
-    { $match: { ...scopeMatch(scope), detectedAt: { $gte: from, $lt: to }, resolvedAt: { $lte: to } } },
-    { $group: { _id: null, n: { $sum: 1 }, sum: { $sum: TTR } } },
-  ] satisfies PipelineStage[]);
-  return meanOf(row?.sum ?? 0, row?.n ?? 0);
+export interface ReferenceFigures {
+  /** Mean MTTR of the window of the same length before `from` (null: nothing resolved). */
+  previousMs: number | null;
+  /** Mean MTTR of the `baselineMs` before `from`. */
+  baselineMs: number | null;
+  phases: {
+    detection: number | null;
+    analysis: number | null;
+    approval: number | null;
+    remediation: number | null;
+  };
 }
 
-export interface PhaseMeans {
-  detection: number | null;
-  analysis: number | null;
-  approval: number | null;
-  remediation: number | null;
-}
-
-/** Mean of `value` over the documents a pipeline on `model` ends with (null: none). */
-async function meanOver(
-  model: { aggregate: typeof IncidentModel.aggregate },
-  pipeline: PipelineStage[],
-  value: object,
-): Promise<number | null> {
-  const [row] = await model.aggregate<{ n: number; sum: number }>([
-    ...pipeline,
-    { $group: { _id: null, n: { $sum: 1 }, sum: { $sum: value } } },
-  ]);
-  return meanOf(row?.sum ?? 0, row?.n ?? 0);
-}
+type Sum = Array<{ n: number; sum: number }>;
+const sumOf = (value: object) => ({ $group: { _id: null, n: { $sum: 1 }, sum: { $sum: value } } });
+const meanOfRows = (rows: Sum) => meanOf(rows[0]?.sum ?? 0, rows[0]?.n ?? 0);
 
 /**
- * Where the time of the incidents detected in [from, to) went, each phase over the incidents
- * that went through it: detection (signal start → detected), analysis (→ insight), approval
- * (requested → decided, approved or rejected) and remediation (plan start → completed).
- * Joins start from the insight, approval or plan (none is older than its incident, so `from`
- * bounds them too) and look the incident up by its unique name: an index lookup each, never a
- * scan of one collection per document of the other.
+ * What the MTTR endpoint adds to the series, for the incidents detected in [from, to): the
+ * earlier windows' MTTR (previous period, baseline) and where the time went, by phase —
+ * detection (signal start → detected), analysis (→ insight), approval (requested → decided,
+ * approved or rejected) and remediation (plan start → completed). One pass over the incidents;
+ * approvals and plans are joined to their incident by its unique name (an index lookup each,
+ * bounded below by `from`: neither is older than its incident).
  */
-export async function phaseMeans(scope: IncidentScope, from: Date, to: Date): Promise<PhaseMeans> {
+export async function referenceFigures(
+  scope: IncidentScope,
+  window: { from: Date; to: Date; periodMs: number; baselineMs: number },
+): Promise<ReferenceFigures> {
+  const { from, to } = window;
+  const earlier = (ms: number) => [
+    { $match: { detectedAt: { $gte: new Date(from.getTime() - ms), $lt: from }, resolvedAt: { $lte: from } } },
+    sumOf(TTR),
+  ];
+  const inWindow = { detectedAt: { $gte: from, $lt: to } };
   const ofIncidentInWindow = (ref: string, since: string, match: Record<string, unknown>): PipelineStage[] => [
     { $match: { ...match, [since]: { $gte: from }, ...(scope.namespace && { namespace: scope.namespace }) } },
     { $lookup: { from: 'incidents', localField: ref, foreignField: 'name', as: 'i' } },
     { $unwind: '$i' },
-    {
-      $match: {
-        'i.detectedAt': { $gte: from, $lt: to },
-        ...(scope.severity && { 'i.severity': scope.severity }),
-      },
-    },
+    { $match: { 'i.detectedAt': { $gte: from, $lt: to }, ...(scope.severity && { 'i.severity': scope.severity }) } },
   ];
-  const [detection, analysis, approval, remediation] = await Promise.all([
-    meanOver(
-      IncidentModel,
-      [
-        {
-          $match: {
-            ...scopeMatch(scope),
-            detectedAt: { $gte: from, $lt: to },
-            signalStartedAt: { $gte: new Date(0) },
-          },
+  const reach = Math.max(window.periodMs, window.baselineMs);
+  const [[incidents], approval, remediation] = await Promise.all([
+    IncidentModel.aggregate<{ previous: Sum; baseline: Sum; detection: Sum; analysis: Sum }>([
+      { $match: { ...scopeMatch(scope), detectedAt: { $gte: new Date(from.getTime() - reach), $lt: to } } },
+      {
+        $facet: {
+          previous: earlier(window.periodMs),
+          baseline: earlier(window.baselineMs),
+          detection: [
+            { $match: { ...inWindow, signalStartedAt: { $gte: new Date(0) } } },
+            sumOf(elapsedMs('$signalStartedAt', '$detectedAt')),
+          ],
+          analysis: [
+            { $match: { ...inWindow, analyzedAt: { $gte: new Date(0) } } },
+            sumOf(elapsedMs('$detectedAt', '$analyzedAt')),
+          ],
         },
-      ],
-      elapsedMs('$signalStartedAt', '$detectedAt'),
-    ),
-    meanOver(
-      InsightModel,
-      ofIncidentInWindow('issueRef', 'generatedAt', {}),
-      elapsedMs('$i.detectedAt', '$generatedAt'),
-    ),
-    meanOver(
-      ApprovalModel,
-      ofIncidentInWindow('incident', 'requestedAt', { status: { $in: ['approved', 'rejected'] } }),
-      elapsedMs('$requestedAt', '$decidedAt'),
-    ),
-    meanOver(
-      RemediationPlanModel,
-      ofIncidentInWindow('issueRef', 'startedAt', { state: 'Completed' }),
-      elapsedMs('$startedAt', '$completedAt'),
-    ),
+      },
+    ]),
+    ApprovalModel.aggregate<{ n: number; sum: number }>([
+      ...ofIncidentInWindow('incident', 'requestedAt', { status: { $in: ['approved', 'rejected'] } }),
+      sumOf(elapsedMs('$requestedAt', '$decidedAt')),
+    ]),
+    RemediationPlanModel.aggregate<{ n: number; sum: number }>([
+      ...ofIncidentInWindow('issueRef', 'startedAt', { state: 'Completed' }),
+      sumOf(elapsedMs('$startedAt', '$completedAt')),
+    ]),
   ]);
-  return { detection, analysis, approval, remediation };
+  return {
+    previousMs: meanOfRows(incidents!.previous),
+    baselineMs: meanOfRows(incidents!.baseline),
+    phases: {
+      detection: meanOfRows(incidents!.detection),
+      analysis: meanOfRows(incidents!.analysis),
+      approval: meanOfRows(approval),
+      remediation: meanOfRows(remediation),
+    },
+  };
 }
 
 /** Incidents detected in the plan's window, per bucket and severity. */

@@ -115,23 +115,16 @@ export async function complianceFigures(w: ComplianceWindow, sla: SlaTargets): P
   const group = (by: string) => ({ $group: { _id: by, n: { $sum: 1 } } });
   const sum = (value: object) => ({ $group: { _id: null, n: { $sum: 1 }, sum: { $sum: value } } });
 
-  const [
-    [incidentFacets],
-    planStates,
-    [planFlags],
-    actionTypes,
-    approvalStatuses,
-    [decision],
-    auditActions,
-    auditSeverities,
-  ] = await Promise.all([
-    // One pass over the window's incidents.
+  type Rows = Array<{ _id: string; n: number }>;
+  type Sums = Array<{ n: number; sum: number }>;
+  // One pass over each collection: the incidents, plans, approvals and audit records of the window.
+  const [[incidentFacets], [planFacets], [approvalFacets], [auditFacets]] = await Promise.all([
     IncidentModel.aggregate<{
-      bySeverity: Array<{ _id: string; n: number }>;
-      byState: Array<{ _id: string; n: number }>;
-      detection: Array<{ n: number; sum: number }>;
-      resolution: Array<{ n: number; sum: number }>;
-      attempts: Array<{ n: number; sum: number }>;
+      bySeverity: Rows;
+      byState: Rows;
+      detection: Sums;
+      resolution: Sums;
+      attempts: Sums;
       sla: Array<Record<string, number>>;
     }>([
       { $match: incidents },
@@ -149,29 +142,54 @@ export async function complianceFigures(w: ComplianceWindow, sla: SlaTargets): P
         },
       },
     ]),
-    RemediationPlanModel.aggregate([{ $match: plans }, group('$state')]),
-    RemediationPlanModel.aggregate([
+    RemediationPlanModel.aggregate<{
+      byState: Rows;
+      flags: Array<{ agentic: number; withoutApproval: number }>;
+      actionTypes: Rows;
+    }>([
       { $match: plans },
       {
-        $group: {
-          _id: null,
-          agentic: { $sum: when({ $eq: ['$agenticMode', true] }) },
-          withoutApproval: { $sum: when({ $eq: ['$approvalRequired', false] }) },
+        $facet: {
+          byState: [group('$state')],
+          flags: [
+            {
+              $group: {
+                _id: null,
+                agentic: { $sum: when({ $eq: ['$agenticMode', true] }) },
+                withoutApproval: { $sum: when({ $eq: ['$approvalRequired', false] }) },
+              },
+            },
+          ],
+          actionTypes: [{ $unwind: '$actions' }, group('$actions.type')],
         },
       },
     ]),
-    RemediationPlanModel.aggregate([{ $match: plans }, { $unwind: '$actions' }, group('$actions.type')]),
-    ApprovalModel.aggregate([{ $match: approvals }, group('$status')]),
-    ApprovalModel.aggregate([
-      { $match: { ...approvals, status: { $in: ['approved', 'rejected'] }, decidedAt: { $gte: new Date(0) } } },
-      sum(elapsedMs('$requestedAt', '$decidedAt')),
+    ApprovalModel.aggregate<{ byStatus: Rows; decision: Sums }>([
+      { $match: approvals },
+      {
+        $facet: {
+          byStatus: [group('$status')],
+          decision: [
+            { $match: { status: { $in: ['approved', 'rejected'] }, decidedAt: { $gte: new Date(0) } } },
+            sum(elapsedMs('$requestedAt', '$decidedAt')),
+          ],
+        },
+      },
     ]),
-    AuditRecordModel.aggregate([{ $match: audit }, group('$action')]),
-    AuditRecordModel.aggregate([
-      { $match: { ...audit, resourceType: 'Incident' } },
-      { $lookup: { from: 'incidents', localField: 'resource', foreignField: 'name', as: 'incident' } },
-      { $unwind: '$incident' },
-      group('$incident.severity'),
+    AuditRecordModel.aggregate<{ byAction: Rows; bySeverity: Rows }>([
+      { $match: audit },
+      {
+        $facet: {
+          byAction: [group('$action')],
+          // Audit records have no severity: the incident's, looked up by its unique name.
+          bySeverity: [
+            { $match: { resourceType: 'Incident' } },
+            { $lookup: { from: 'incidents', localField: 'resource', foreignField: 'name', as: 'incident' } },
+            { $unwind: '$incident' },
+            group('$incident.severity'),
+          ],
+        },
+      },
     ]),
   ]);
   const { bySeverity, byState, detection, resolution, attempts, sla: slaRows } = incidentFacets!;
@@ -196,13 +214,17 @@ export async function complianceFigures(w: ComplianceWindow, sla: SlaTargets): P
       resolution: { n: slaRow?.resolutionN ?? 0, sum: slaRow?.resolutionSum ?? 0 },
     },
     plans: {
-      total: total(planStates),
-      byState: counts(planStates),
-      agentic: planFlags?.agentic ?? 0,
-      withoutApproval: planFlags?.withoutApproval ?? 0,
-      byActionType: counts(actionTypes),
+      total: total(planFacets!.byState),
+      byState: counts(planFacets!.byState),
+      agentic: planFacets!.flags[0]?.agentic ?? 0,
+      withoutApproval: planFacets!.flags[0]?.withoutApproval ?? 0,
+      byActionType: counts(planFacets!.actionTypes),
     },
-    approvals: { byStatus: counts(approvalStatuses), decision: sumOf(decision) },
-    audit: { total: total(auditActions), byAction: counts(auditActions), bySeverity: counts(auditSeverities) },
+    approvals: { byStatus: counts(approvalFacets!.byStatus), decision: sumOf(approvalFacets!.decision[0]) },
+    audit: {
+      total: total(auditFacets!.byAction),
+      byAction: counts(auditFacets!.byAction),
+      bySeverity: counts(auditFacets!.bySeverity),
+    },
   };
 }

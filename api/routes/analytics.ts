@@ -13,7 +13,7 @@ import { bucketPlan, formatMttr, GRANULARITIES, parsePeriod, PeriodError } from 
 import { API_VERSION, timestampQuery } from '../../domain/schemas';
 import { DEFAULT_SLA_TARGETS, type SlaTargets } from '../../domain/sla';
 import { SEVERITIES, severitySchema } from '../../domain/vocabulary';
-import { detectedCounts, meanMttr, mttrSeries, phaseMeans } from '../../store/analytics';
+import { detectedCounts, mttrSeries, referenceFigures } from '../../store/analytics';
 import { complianceFigures } from '../../store/compliance';
 import { badRequest } from '../errors';
 import { route } from '../route';
@@ -169,12 +169,10 @@ export function analyticsRoutes(sla: SlaTargets = DEFAULT_SLA_TARGETS) {
           const now = new Date();
           const periodMs = parsePeriod(query.period);
           const scope = { severity: query.severity, namespace: query.namespace };
-          const series = await mttrSeries(scope, { now, periodMs, granularity: query.granularity });
-          const baselineMs = parsePeriod(BASELINE_PERIOD);
-          const [phases, previous, baseline] = await Promise.all([
-            phaseMeans(scope, series.from, series.to),
-            meanMttr(scope, new Date(series.from.getTime() - periodMs), series.from),
-            meanMttr(scope, new Date(series.from.getTime() - baselineMs), series.from),
+          const from = new Date(now.getTime() - periodMs);
+          const [series, reference] = await Promise.all([
+            mttrSeries(scope, { now, periodMs, granularity: query.granularity }),
+            referenceFigures(scope, { from, to: now, periodMs, baselineMs: parsePeriod(BASELINE_PERIOD) }),
           ]);
           const severities = query.severity ? [query.severity] : SEVERITIES;
           return {
@@ -215,7 +213,7 @@ export function analyticsRoutes(sla: SlaTargets = DEFAULT_SLA_TARGETS) {
                 byPhase: Object.fromEntries(
                   Object.entries(PHASE_DESCRIPTIONS).map(([phase, description]) => [
                     phase,
-                    { mean: ms(phases[phase as keyof typeof phases]), description },
+                    { mean: ms(reference.phases[phase as keyof typeof reference.phases]), description },
                   ]),
                 ),
                 history: series.buckets.map((b) => ({
@@ -224,8 +222,8 @@ export function analyticsRoutes(sla: SlaTargets = DEFAULT_SLA_TARGETS) {
                   incidentCount: b.detected,
                 })),
                 improvement: {
-                  vsPrevPeriod: improvement(series.overall.mttrMs, previous),
-                  vsBaseline: improvement(series.overall.mttrMs, baseline),
+                  vsPrevPeriod: improvement(series.overall.mttrMs, reference.previousMs),
+                  vsBaseline: improvement(series.overall.mttrMs, reference.baselineMs),
                   baselinePeriod: BASELINE_PERIOD,
                 },
               },

@@ -44,6 +44,7 @@ const incidentSchema = new Schema(
       relatedEvents: { type: [String], default: [] },
     },
     insight: { type: String, default: '' },
+    analyzedAt: Date,
     acknowledged: { type: Boolean, default: false },
     acknowledgedBy: String,
     acknowledgedAt: Date,

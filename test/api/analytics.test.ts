@@ -1,6 +1,6 @@
 import type { IncidentState } from '../../domain/incident';
 import type { APPROVAL_STATUSES, PLAN_STATES } from '../../domain/remediation';
-import { ApprovalModel, IncidentModel, InsightModel, RemediationPlanModel } from '../../store/models';
+import { ApprovalModel, IncidentModel, RemediationPlanModel } from '../../store/models';
 import { seedAuditChain } from '../fixtures/audit-chain';
 import { useApi } from '../harness/api';
 
@@ -25,6 +25,8 @@ interface IncidentSeed {
   resolvedAfter?: number;
   acknowledgedAfter?: number;
   signalStartedBefore?: number;
+  /** When its insight was written, after detection (what the analysis activity records). */
+  analyzedAfter?: number;
   state?: IncidentState;
   remediationAttempts?: number;
   /** Resolved at this absolute time instead (after a window's end). */
@@ -55,6 +57,7 @@ async function incident(seed: IncidentSeed): Promise<string> {
     lastUpdated: seed.detectedAt,
     remediationAttempts: seed.remediationAttempts ?? 0,
     ...(seed.signalStartedBefore !== undefined && { signalStartedAt: new Date(at - seed.signalStartedBefore) }),
+    ...(seed.analyzedAfter !== undefined && { analyzedAt: new Date(at + seed.analyzedAfter) }),
     ...(seed.acknowledgedAfter !== undefined && {
       acknowledged: true,
       acknowledgedAt: new Date(at + seed.acknowledgedAfter),
@@ -62,19 +65,6 @@ async function incident(seed: IncidentSeed): Promise<string> {
     ...(resolvedAt && { resolvedAt, resolvedBy: 'alice' }),
   });
   return name;
-}
-
-async function insight(incidentName: string, namespace: string, generatedAt: Date): Promise<void> {
-  await InsightModel.create({
-    name: `AI-${incidentName}`,
-    namespace,
-    issueRef: incidentName,
-    provider: 'builtin',
-    model: 'rules',
-    confidence: 0.8,
-    generatedAt,
-    creationTimestamp: generatedAt,
-  });
 }
 
 async function approval(
@@ -150,8 +140,8 @@ describe('GET /analytics/mttr', () => {
       detectedAt: ago(6 * D),
       resolvedAfter: 10 * M,
       signalStartedBefore: 2 * M,
+      analyzedAfter: 1 * M,
     });
-    await insight(i1, 'an', new Date(ago(6 * D).getTime() + 1 * M));
     await plan({
       incident: i1,
       namespace: 'an',
@@ -159,14 +149,14 @@ describe('GET /analytics/mttr', () => {
       startedAt: new Date(ago(6 * D).getTime() + 3 * M),
       completedAfter: 5 * M,
     });
-    const i2 = await incident({
+    await incident({
       namespace: 'an',
       severity: 'critical',
       detectedAt: ago(5 * D),
       resolvedAfter: 30 * M,
       signalStartedBefore: 4 * M,
+      analyzedAfter: 3 * M,
     });
-    await insight(i2, 'an', new Date(ago(5 * D).getTime() + 3 * M));
     const i3 = await incident({ namespace: 'an', severity: 'high', detectedAt: ago(4 * D), resolvedAfter: 1 * H });
     await approval(i3, 'an', 'approved', new Date(ago(4 * D).getTime() + 5 * M), 10 * M);
     const i4 = await incident({ namespace: 'an', severity: 'high', detectedAt: ago(3 * D), resolvedAfter: 2 * H });

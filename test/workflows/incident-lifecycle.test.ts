@@ -1,3 +1,4 @@
+import { IncidentModel } from '../../store/models';
 import { INCIDENT_STATE } from '../../workflows/search-attributes';
 import { useStack } from '../harness/stack';
 
@@ -26,7 +27,11 @@ describe('incident lifecycle', () => {
     );
 
   it('opens an incident, analyses it, matches a runbook and escalates, all on the timeline', async () => {
-    const created = await s.call('POST', '/incidents', { token: s.tokens.operator, body: signal('checkout') });
+    const startedAt = new Date(Date.now() - 90_000).toISOString();
+    const created = await s.call('POST', '/incidents', {
+      token: s.tokens.operator,
+      body: signal('checkout', { startedAt }),
+    });
     expect(created.status).toBe(201);
     const name = created.body.metadata.name;
     expect(name).toMatch(/^INC-\d{8}-\d{3,}$/);
@@ -40,6 +45,10 @@ describe('incident lifecycle', () => {
 
     const detail = await untilState(name, 'Escalated');
     expect(detail.body.spec.runbook).toBe('oomkill-raise-memory-limit');
+    // What analytics measure phases from: the signal's start, and when the insight was written.
+    const stored = await IncidentModel.findOne({ name }).lean();
+    expect(stored!.signalStartedAt).toEqual(new Date(startedAt));
+    expect(stored!.analyzedAt!.getTime()).toBeGreaterThanOrEqual(stored!.detectedAt.getTime());
     expect(detail.body.status.analysisResult.confidence).toBeGreaterThan(0.5);
     expect(detail.body.status.analysisResult.rootCause).toContain('checkout');
 
