@@ -1,4 +1,4 @@
-import type { BucketPlan } from './mttr';
+import { formatMttr, type BucketPlan, type MttrSeries } from './mttr';
 import { SEVERITIES, type Severity } from './vocabulary';
 
 /**
@@ -54,4 +54,71 @@ export function trendSeries(
       bucket.bySeverity[row.severity as Severity] += row.count;
   }
   return buckets;
+}
+
+/** What the MTTR endpoint adds to the series (store/analytics.ts referenceFigures). */
+export interface ReferenceFigures {
+  /** Mean MTTR of the window of the same length before this one (null: nothing resolved). */
+  previousMs: number | null;
+  /** Mean MTTR of the baseline before this window. */
+  baselineMs: number | null;
+  phases: Record<keyof typeof PHASE_DESCRIPTIONS, number | null>;
+}
+
+/** Go duration text, or null where there is nothing to measure (never a 0 presented as data). */
+const duration = (ms: number | null) => (ms === null ? null : formatMttr(ms));
+
+/** The `AnalyticsMTTR` resource (spec: Analytics: MTTR). */
+export function mttrReport(
+  series: MttrSeries,
+  reference: ReferenceFigures,
+  o: { period: string; generatedAt: Date; severity?: Severity; namespace?: string },
+) {
+  const severities = o.severity ? [o.severity] : SEVERITIES;
+  return {
+    apiVersion: 'v1' as const,
+    kind: 'AnalyticsMTTR' as const,
+    metadata: {
+      period: o.period,
+      from: series.from.toISOString(),
+      to: series.to.toISOString(),
+      generatedAt: o.generatedAt.toISOString(),
+      granularity: series.granularity,
+      ...(o.severity && { severity: o.severity }),
+      ...(o.namespace && { namespace: o.namespace }),
+    },
+    mttr: {
+      overall: {
+        mean: duration(series.overall.mttrMs),
+        median: duration(series.overall.medianMs),
+        p95: duration(series.overall.p95Ms),
+        p99: duration(series.overall.p99Ms),
+        count: series.overall.count,
+        detected: series.overall.detected,
+      },
+      bySeverity: Object.fromEntries(
+        severities.map((s) => {
+          const stats = series.bySeverity[s];
+          const mean = duration(stats?.mttrMs ?? null);
+          return [s, { mean, median: duration(stats?.medianMs ?? null), count: stats?.count ?? 0 }];
+        }),
+      ),
+      byPhase: Object.fromEntries(
+        (Object.keys(PHASE_DESCRIPTIONS) as Array<keyof typeof PHASE_DESCRIPTIONS>).map((phase) => [
+          phase,
+          { mean: duration(reference.phases[phase]), description: PHASE_DESCRIPTIONS[phase] },
+        ]),
+      ),
+      history: series.buckets.map((b) => ({
+        date: b.start.toISOString(),
+        mttr: duration(b.mttrMs),
+        incidentCount: b.detected,
+      })),
+      improvement: {
+        vsPrevPeriod: improvement(series.overall.mttrMs, reference.previousMs),
+        vsBaseline: improvement(series.overall.mttrMs, reference.baselineMs),
+        baselinePeriod: BASELINE_PERIOD,
+      },
+    },
+  };
 }

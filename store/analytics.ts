@@ -8,6 +8,7 @@ import {
   type MttrSeries,
   type MttrStats,
 } from '../domain/mttr';
+import type { ReferenceFigures } from '../domain/analytics';
 import { ApprovalModel, IncidentModel, RemediationPlanModel } from './models';
 
 /**
@@ -199,19 +200,6 @@ export async function mttrSeries(
     bySeverity,
     trend: trend(meanOf(halves.earlier.sum, halves.earlier.n), meanOf(halves.later.sum, halves.later.n)),
     buckets: buckets.map(({ sum, ...b }) => ({ ...b, mttrMs: meanOf(sum, b.count) })),
-  };
-}
-
-export interface ReferenceFigures {
-  /** Mean MTTR of the window of the same length before `from` (null: nothing resolved). */
-  previousMs: number | null;
-  /** Mean MTTR of the `baselineMs` before `from`. */
-  baselineMs: number | null;
-  phases: {
-    detection: number | null;
-    analysis: number | null;
-    approval: number | null;
-    remediation: number | null;
   };
 }
 

@@ -2,14 +2,14 @@ import { z } from 'zod';
 import {
   ANALYTICS_PERIODS,
   BASELINE_PERIOD,
-  improvement,
+  mttrReport,
   PHASE_DESCRIPTIONS,
   TREND_GROUPS,
   trendSeries,
 } from '../../domain/analytics';
 import { complianceReport } from '../../domain/compliance';
 import { namespaceSchema } from '../../domain/incident';
-import { bucketPlan, formatMttr, GRANULARITIES, parsePeriod, PeriodError } from '../../domain/mttr';
+import { bucketPlan, GRANULARITIES, parsePeriod, PeriodError } from '../../domain/mttr';
 import { API_VERSION, timestampQuery } from '../../domain/schemas';
 import { DEFAULT_SLA_TARGETS, type SlaTargets } from '../../domain/sla';
 import { SEVERITIES, severitySchema } from '../../domain/vocabulary';
@@ -33,7 +33,6 @@ function windowOf(q: z.infer<typeof windowQuery>, defaultMs: number): { start: D
 
 /** Go duration text, or null where there is nothing to measure (never a 0 presented as data). */
 const durationOrNull = z.string().nullable();
-const ms = (value: number | null) => (value === null ? null : formatMttr(value));
 
 const mttrSchema = z.object({
   apiVersion: z.literal(API_VERSION),
@@ -174,60 +173,13 @@ export function analyticsRoutes(sla: SlaTargets = DEFAULT_SLA_TARGETS) {
             mttrSeries(scope, { now, periodMs, granularity: query.granularity }),
             referenceFigures(scope, { from, to: now, periodMs, baselineMs: parsePeriod(BASELINE_PERIOD) }),
           ]);
-          const severities = query.severity ? [query.severity] : SEVERITIES;
           return {
-            body: {
-              apiVersion: API_VERSION,
-              kind: 'AnalyticsMTTR',
-              metadata: {
-                period: query.period,
-                from: series.from.toISOString(),
-                to: series.to.toISOString(),
-                generatedAt: now.toISOString(),
-                granularity: series.granularity,
-                ...(query.severity && { severity: query.severity }),
-                ...(query.namespace && { namespace: query.namespace }),
-              },
-              mttr: {
-                overall: {
-                  mean: ms(series.overall.mttrMs),
-                  median: ms(series.overall.medianMs),
-                  p95: ms(series.overall.p95Ms),
-                  p99: ms(series.overall.p99Ms),
-                  count: series.overall.count,
-                  detected: series.overall.detected,
-                },
-                bySeverity: Object.fromEntries(
-                  severities.map((s) => {
-                    const stats = series.bySeverity[s];
-                    return [
-                      s,
-                      {
-                        mean: ms(stats?.mttrMs ?? null),
-                        median: ms(stats?.medianMs ?? null),
-                        count: stats?.count ?? 0,
-                      },
-                    ];
-                  }),
-                ),
-                byPhase: Object.fromEntries(
-                  Object.entries(PHASE_DESCRIPTIONS).map(([phase, description]) => [
-                    phase,
-                    { mean: ms(reference.phases[phase as keyof typeof reference.phases]), description },
-                  ]),
-                ),
-                history: series.buckets.map((b) => ({
-                  date: b.start.toISOString(),
-                  mttr: ms(b.mttrMs),
-                  incidentCount: b.detected,
-                })),
-                improvement: {
-                  vsPrevPeriod: improvement(series.overall.mttrMs, reference.previousMs),
-                  vsBaseline: improvement(series.overall.mttrMs, reference.baselineMs),
-                  baselinePeriod: BASELINE_PERIOD,
-                },
-              },
-            },
+            body: mttrReport(series, reference, {
+              period: query.period,
+              generatedAt: now,
+              severity: query.severity,
+              namespace: query.namespace,
+            }),
           };
         }),
     }),
