@@ -51,6 +51,7 @@ export async function seed(now: number): Promise<void> {
       const t = detectedAt.getTime();
       const resolved = rnd() < 0.8;
       const resolvedAt = resolved ? new Date(t + M + rnd() * 6 * 60 * M) : undefined;
+      const generatedAt = new Date(t + rnd() * 2 * M);
       incidents.push({
         name,
         namespace,
@@ -68,6 +69,7 @@ export async function seed(now: number): Promise<void> {
         createdAt: detectedAt,
         lastUpdated: detectedAt,
         remediationAttempts: i % 4,
+        analyzedAt: generatedAt,
         ...(rnd() < 0.7 && { signalStartedAt: new Date(t - rnd() * 5 * M) }),
         ...(rnd() < 0.5 && { acknowledged: true, acknowledgedAt: new Date(t + rnd() * 20 * M) }),
         ...(resolvedAt && { resolvedAt, resolvedBy: 'system' }),
@@ -79,7 +81,7 @@ export async function seed(now: number): Promise<void> {
         provider: 'builtin',
         model: 'rules',
         confidence: 0.7,
-        generatedAt: new Date(t + rnd() * 2 * M),
+        generatedAt,
         creationTimestamp: detectedAt,
       });
       if (i % 10 < 3) {

@@ -255,7 +255,7 @@ export async function referenceFigures(
       sumOf(elapsedMs('$requestedAt', '$decidedAt')),
     ]),
     RemediationPlanModel.aggregate<{ n: number; sum: number }>([
-      ...ofIncidentInWindow('issueRef', 'startedAt', { state: 'Completed' }),
+      ...ofIncidentInWindow('issueRef', 'creationTimestamp', { state: 'Completed' }),
       sumOf(elapsedMs('$startedAt', '$completedAt')),
     ]),
   ]);
