@@ -36,8 +36,6 @@ const approvalSchema = new Schema(
   { versionKey: false, minimize: false },
 );
 approvalSchema.index({ requestedAt: -1, name: -1 });
-// Unique because the name is: lets the MongoDB-wire server (unique indexes only) range-scan by time.
-approvalSchema.index({ requestedAt: 1, name: 1 }, { unique: true });
 approvalSchema.index({ status: 1, requestedAt: -1 });
 approvalSchema.index({ incident: 1, requestedAt: -1 });
 approvalSchema.index({ namespace: 1, requestedAt: -1 });

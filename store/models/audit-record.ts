@@ -23,8 +23,6 @@ const auditRecordSchema = new Schema(
 );
 auditRecordSchema.index({ idempotencyKey: 1 }, { unique: true, sparse: true });
 auditRecordSchema.index({ timestamp: -1 });
-// Unique because seq is: lets the MongoDB-wire server (unique indexes only) range-scan by time.
-auditRecordSchema.index({ timestamp: 1, seq: 1 }, { unique: true });
 auditRecordSchema.index({ action: 1, seq: -1 });
 auditRecordSchema.index({ user: 1, seq: -1 });
 auditRecordSchema.index({ resource: 1, seq: -1 });

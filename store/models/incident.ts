@@ -71,9 +71,6 @@ const incidentSchema = new Schema(
 );
 // List queries: newest first, optionally filtered (DESIGN §4); the name breaks ties.
 incidentSchema.index({ detectedAt: -1, name: -1 });
-// Unique because the name is: the MongoDB-wire server uses only unique indexes, and with this one
-// a detection-time window (analytics) reads the incidents in it instead of every incident.
-incidentSchema.index({ detectedAt: 1, name: 1 }, { unique: true });
 incidentSchema.index({ namespace: 1, detectedAt: -1, name: -1 });
 incidentSchema.index({ state: 1, detectedAt: -1, name: -1 });
 incidentSchema.index({ severity: 1, detectedAt: -1, name: -1 });

@@ -51,8 +51,6 @@ const planSchema = new Schema(
   { versionKey: false, minimize: false },
 );
 planSchema.index({ creationTimestamp: -1, name: -1 });
-// Unique because the name is: lets the MongoDB-wire server (unique indexes only) range-scan by time.
-planSchema.index({ creationTimestamp: 1, name: 1 }, { unique: true });
 planSchema.index({ issueRef: 1, attempt: 1 });
 planSchema.index({ namespace: 1, creationTimestamp: -1 });
 planSchema.index({ state: 1, creationTimestamp: -1 });
