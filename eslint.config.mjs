@@ -168,5 +168,11 @@ export default tseslint.config(
     files: ['cli/**/*.ts'],
     rules: houseRule({}),
   },
+  {
+    // Build scripts run by npm before anything is compiled: plain ES modules on Node, untyped.
+    files: ['tools/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly' } },
+  },
   prettier,
 );

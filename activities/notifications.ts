@@ -1,7 +1,7 @@
 import { createHash } from 'crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { truncateReply } from '../domain/chat';
-import type { Config } from '../domain/config';
+import { temporalUiNamespaceUrl, type Config } from '../domain/config';
 import {
   choosePolicy,
   describeTarget,
@@ -82,10 +82,7 @@ export function createNotificationActivities(config: Config) {
   const callbacks = createCallbackActivities(config);
   const homeChannel = config.FOGHORN_WEBHOOK_HOME_CHANNEL;
   const apiBase = (config.FOGHORN_PUBLIC_URL ?? `http://localhost:${config.FOGHORN_API_ADDR.port}`).replace(/\/$/, '');
-  const temporalUi = (config.FOGHORN_TEMPORAL_UI_URL ?? `http://localhost:${config.FOGHORN_TEMPORAL_UI_PORT}`).replace(
-    /\/$/,
-    '',
-  );
+  const temporalWorkflows = `${temporalUiNamespaceUrl(config)}/workflows`;
 
   async function mustGetIncident(name: string): Promise<IncidentRecord> {
     const incident = await getIncident(name);
@@ -208,7 +205,7 @@ export function createNotificationActivities(config: Config) {
       }),
       links: {
         incident: `${apiBase}${config.FOGHORN_BASE_PATH}/incidents/${encodeURIComponent(incident.name)}`,
-        temporal: `${temporalUi}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}/workflows/${encodeURIComponent(incident.name)}`,
+        temporal: `${temporalWorkflows}/${encodeURIComponent(incident.name)}`,
       },
     };
   }

@@ -7,6 +7,7 @@ import { version as productVersion } from '../package.json';
 import { API_VERSION } from '../domain/schemas';
 import { mongoReady } from '../store/connection';
 import { requireRole, tokenRateLimit } from './auth';
+import { consoleRoutes } from './console';
 import { errorHandler, notFoundHandler, unavailable } from './errors';
 import { createMetrics, requestLogger } from './observability';
 import { renderApiReference } from './reference-page';
@@ -46,6 +47,8 @@ export interface AppOptions {
   slaTargets?: SlaTargets;
   /** Test-only: the largest audit export answered at once (the spec's 10,000 otherwise). */
   auditExportSyncLimit?: number;
+  /** The Temporal Web UI page of the namespace, for the console's workflow links (none when absent). */
+  temporalUi?: string;
 }
 
 /** 503 before touching a route when MongoDB is down, so callers get Retry-After, not a hang. */
@@ -145,6 +148,7 @@ export function createApp(options: AppOptions): express.Express {
   api.use(requireMongo);
   mountRoutes(api, apiRoutes, { requireRole, rateLimit: tokenRateLimit(options.rateLimitPerMinute) });
   app.use(options.basePath, api);
+  app.use(consoleRoutes({ basePath: options.basePath, temporalUi: options.temporalUi }));
 
   app.use(notFoundHandler, errorHandler);
   return app;

@@ -7,7 +7,7 @@ import path from 'path';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
 import { configSecrets, createLogger } from '../api/observability';
-import type { Config } from '../domain/config';
+import { temporalUiNamespaceUrl, type Config } from '../domain/config';
 import { connectMongo, disconnectMongo } from '../store/connection';
 import {
   claimAuditChain,
@@ -175,6 +175,7 @@ export async function startApi(config: Config, logger: Logger, temporal: Client)
     alertnameMap: config.FOGHORN_ALERTNAME_MAP,
     pagerDutyUrl: config.FOGHORN_PAGERDUTY_URL,
     slaTargets: config.FOGHORN_SLA_TARGETS,
+    temporalUi: temporalUiNamespaceUrl(config),
   });
   const { host, port } = config.FOGHORN_API_ADDR;
   return new Promise((resolve, reject) => {

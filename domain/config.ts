@@ -217,3 +217,17 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     ),
   );
 }
+
+/**
+ * The Temporal Web UI's page of Foghorn's namespace (`…/namespaces/<ns>`): notifications and the
+ * console link a workflow as `<this>/workflows/<workflow id>`.
+ */
+export function temporalUiNamespaceUrl(
+  config: Pick<Config, 'FOGHORN_TEMPORAL_UI_URL' | 'FOGHORN_TEMPORAL_UI_PORT' | 'TEMPORAL_NAMESPACE'>,
+): string {
+  const ui = (config.FOGHORN_TEMPORAL_UI_URL ?? `http://localhost:${config.FOGHORN_TEMPORAL_UI_PORT}`).replace(
+    /\/$/,
+    '',
+  );
+  return `${ui}/namespaces/${encodeURIComponent(config.TEMPORAL_NAMESPACE)}`;
+}

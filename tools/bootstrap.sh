@@ -17,37 +17,47 @@ say() { printf '[bootstrap] %s\n' "$*" >&2; }
 die() { printf '[bootstrap] ERROR: %s\n' "$*" >&2; exit 1; }
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 is required but not installed ($2)"; }
 
-# --- Speech tools from Debian packages ----------------------------------------------------
+# --- Debian packages ----------------------------------------------------------------------
+# They live outside .tools/, so this runs before the stamp check below: a few `command -v` calls
+# when everything is present. `apt_install WHAT READY PACKAGES…` installs PACKAGES unless the
+# READY check passes, and fails loudly when it cannot.
+apt_install() {
+  local what="$1" ready="$2"; shift 2
+  "$ready" && return 0
+  command -v apt-get >/dev/null 2>&1 \
+    || die "$what needs the Debian packages $*, and apt-get is not available to install them"
+  local as_root=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null \
+      || die "$what needs the Debian packages $*; run: sudo apt-get install $*"
+    as_root=(sudo -n)
+  fi
+  say "installing $* with apt-get ($what)"
+  # Another apt (unattended-upgrades, a second terminal) may hold the dpkg or lists lock: wait
+  # for it up to 10 minutes instead of failing at once: the option covers the dpkg locks, the
+  # loop (when fuser can see the holder) the lists lock that `apt-get update` takes.
+  local apt_wait=(-o DPkg::Lock::Timeout=600)
+  apt_locked() { command -v fuser >/dev/null 2>&1 && fuser /var/lib/apt/lists/lock /var/lib/dpkg/lock-frontend >/dev/null 2>&1; }
+  for _ in $(seq 1 120); do apt_locked || break; say "waiting for another apt to finish"; sleep 5; done
+  "${as_root[@]}" apt-get "${apt_wait[@]}" update -qq || die "apt-get update failed"
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "$@" \
+    || die "apt-get could not install $*"
+  "$ready" || die "apt-get finished, yet $what is still not usable ($ready)"
+}
+
 # FOGHORN_STT=pocketsphinx transcribes voice messages locally (pocketsphinx, its en-us model,
-# sox to convert the audio); the tests speak with espeak-ng. They live outside .tools/, so this
-# runs before the stamp check below: a few `command -v` calls when everything is present.
-speech_packages="pocketsphinx pocketsphinx-en-us sox espeak-ng"
+# sox to convert the audio); the tests speak with espeak-ng.
 speech_ready() {
   command -v pocketsphinx_continuous >/dev/null 2>&1 && command -v sox >/dev/null 2>&1 \
     && command -v espeak-ng >/dev/null 2>&1 && [ -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ]
 }
-if ! speech_ready; then
-  command -v apt-get >/dev/null 2>&1 \
-    || die "voice transcription needs the Debian packages $speech_packages, and apt-get is not available to install them"
-  if [ "$(id -u)" -eq 0 ]; then
-    as_root() { "$@"; }
-  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    as_root() { sudo -n "$@"; }
-  else
-    die "voice transcription needs the Debian packages $speech_packages; run: sudo apt-get install $speech_packages"
-  fi
-  say "installing $speech_packages with apt-get"
-  # Another apt (unattended-upgrades, a second terminal) may hold the dpkg or lists lock: wait
-  # for it up to 10 minutes instead of failing at once: the option covers the dpkg locks, the
-  # loop (when fuser can see the holder) the lists lock that `apt-get update` takes.
-  apt_wait=(-o DPkg::Lock::Timeout=600)
-  apt_locked() { command -v fuser >/dev/null 2>&1 && fuser /var/lib/apt/lists/lock /var/lib/dpkg/lock-frontend >/dev/null 2>&1; }
-  for _ in $(seq 1 120); do apt_locked || break; say "waiting for another apt to finish"; sleep 5; done
-  as_root apt-get "${apt_wait[@]}" update -qq || die "apt-get update failed"
-  # shellcheck disable=SC2086 # the package list is meant to split into words
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends $speech_packages \
-    || die "apt-get could not install $speech_packages"
-  speech_ready || die "apt-get finished, yet pocketsphinx_continuous, sox, espeak-ng or the en-us model is still missing"
+apt_install "voice transcription" speech_ready pocketsphinx pocketsphinx-en-us sox espeak-ng
+
+# `--test` (npm test): the console's browser tests drive Debian's Chromium through Playwright
+# (browser downloads are impossible here); `npm start` does not need a browser.
+chromium_ready() { command -v chromium >/dev/null 2>&1; }
+if [ "${1:-}" = "--test" ]; then
+  apt_install "the console's browser tests" chromium_ready chromium
 fi
 
 mkdir -p "$tools"

@@ -21,6 +21,14 @@ const tokenSchema = z.object({
   token: z.string(),
 });
 
+/** Who the calling token is: the console and `foghorn login` ask it to know what to offer. */
+const identitySchema = z.object({
+  apiVersion: z.literal(API_VERSION),
+  kind: z.literal('Identity'),
+  user: z.string(),
+  role: userRoleSchema,
+});
+
 const view = (t: TokenInfo) => ({
   ...t,
   createdAt: t.createdAt.toISOString(),
@@ -30,6 +38,17 @@ const view = (t: TokenInfo) => ({
 /** Token management over the API (admin only, DESIGN §5). Token values are shown once, at creation. */
 export function tokenRoutes(basePath: string) {
   return [
+    route({
+      method: 'get',
+      path: '/whoami',
+      summary: "The calling token's user and role (what the console shows and offers)",
+      tag: 'Tokens',
+      role: 'viewer',
+      responses: { 200: { description: 'Identity', schema: identitySchema } },
+      handler: async ({ principal }) => ({
+        body: { apiVersion: API_VERSION, kind: 'Identity', user: principal.user, role: principal.role },
+      }),
+    }),
     route({
       method: 'post',
       path: '/tokens',
