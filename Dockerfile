@@ -4,10 +4,12 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 
-# Dependency layer first so it is cached across source-only changes.
+# Dependency layer first so it is cached across source-only changes. `--ignore-scripts`: the
+# project's own `prepare` (the console build) needs the sources, which come next.
 COPY package.json package-lock.json ./
-RUN npm ci
+RUN npm ci --ignore-scripts
 
+# `npm run build`: TypeScript to dist/, and the operator console to dist/console (Vite).
 COPY . .
 RUN npm run build \
  && npm prune --omit=dev
