@@ -109,6 +109,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
       [
         '',
         'Foghorn is running.',
+        `  Console:      http://${shownAddr(config.FOGHORN_API_ADDR)}/  (sign in with the admin token below)`,
         `  API:          http://${shownAddr(config.FOGHORN_API_ADDR)}${config.FOGHORN_BASE_PATH}`,
         `  Health:       http://${shownAddr(config.FOGHORN_API_ADDR)}/readyz`,
         ...(config.FOGHORN_WEBHOOK_ADDR
