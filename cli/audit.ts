@@ -1,8 +1,9 @@
 import { Command } from 'commander';
 import { readFile } from 'fs/promises';
 import path from 'path';
-import { CSV_HEADER, verifyExportFile, type FileVerification } from '../domain/audit-export';
+import type { FileVerification } from '../domain/audit-export';
 import type { Config } from '../domain/config';
+import { addAuditClientCommands } from './client/audit';
 
 /** Exit codes of verify-file: 0 intact, 1 tampered, 2 cannot verify (not an export, no key). */
 const TAMPERED = 1;
@@ -27,6 +28,7 @@ async function auditKeys(config: Config): Promise<string[]> {
 }
 
 async function readExport(file: string): Promise<unknown> {
+  const { CSV_HEADER } = await import('../domain/audit-export');
   const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
     throw new CannotVerify(`cannot read ${file}: ${err.code ?? err.message}`);
   });
@@ -56,8 +58,11 @@ function describe(file: string, r: FileVerification): string {
   return lines.join('\n');
 }
 
-/** `foghorn audit verify-file FILE`: re-verifies a JSON audit export with the audit key, without the database. */
-export function auditCommand(config: () => Config): Command {
+/**
+ * `foghorn audit verify-file FILE`: re-verifies a JSON audit export with the audit key, without
+ * the database; `audit list|export|verify` ask the API (cli/client/audit.ts).
+ */
+export function auditCommand(config: () => Promise<Config>): Command {
   const audit = new Command('audit').description('work with the audit log');
   audit
     .command('verify-file')
@@ -68,7 +73,8 @@ export function auditCommand(config: () => Config): Command {
     .option('--json', 'print the verification as JSON')
     .action(async (file: string, opts: { json?: boolean }) => {
       try {
-        const keys = await auditKeys(config());
+        const keys = await auditKeys(await config());
+        const { verifyExportFile } = await import('../domain/audit-export');
         const report = verifyExportFile(await readExport(file), keys);
         console.log(opts.json ? JSON.stringify(report, null, 2) : describe(file, report));
         if (!report.intact) process.exitCode = TAMPERED;
@@ -78,5 +84,6 @@ export function auditCommand(config: () => Config): Command {
         process.exitCode = CANNOT_VERIFY;
       }
     });
+  addAuditClientCommands(audit);
   return audit;
 }

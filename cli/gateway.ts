@@ -1,13 +1,7 @@
 import { Command } from 'commander';
 import { connect } from 'net';
-import { configSecrets, createLogger } from '../api/observability';
 import type { Config } from '../domain/config';
 import { formatAdapterStatuses } from '../domain/gateway-status';
-import { startGateway } from '../gateway/gateway';
-import { gatewayStatus } from '../store/chat';
-import { disconnectMongo } from '../store/connection';
-import { connectStore, connectTemporal, DEFAULT_MONGODB_URI, DEFAULT_TEMPORAL_ADDRESS, withStore } from './services';
-import { onShutdown } from './shutdown';
 
 /** True when something accepts TCP connections on the adapter's address. */
 function listening(host: string, port: number): Promise<boolean> {
@@ -25,13 +19,20 @@ function listening(host: string, port: number): Promise<boolean> {
 }
 
 /** `foghorn gateway start|status`: the chat gateway's own process, and what it is doing. */
-export function gatewayCommand(config: () => Config): Command {
+export function gatewayCommand(config: () => Promise<Config>): Command {
   const gateway = new Command('gateway').description('the chat gateway (webhook channel)');
   gateway
     .command('start')
     .description('run the gateway: the webhook adapter starts when FOGHORN_WEBHOOK_ADDR is set')
     .action(async () => {
-      const cfg = config();
+      const cfg = await config();
+      // The servers' modules load only when the gateway runs (Temporal and Mongoose are slow to load).
+      const { configSecrets, createLogger } = await import('../api/observability');
+      const { startGateway } = await import('../gateway/gateway');
+      const { disconnectMongo } = await import('../store/connection');
+      const { connectStore, connectTemporal, DEFAULT_MONGODB_URI, DEFAULT_TEMPORAL_ADDRESS } =
+        await import('./services');
+      const { onShutdown } = await import('./shutdown');
       const logger = createLogger(cfg.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(cfg) });
       if (!cfg.FOGHORN_WEBHOOK_ADDR) {
         console.error(
@@ -49,16 +50,18 @@ export function gatewayCommand(config: () => Config): Command {
   gateway
     .command('status')
     .description('list the active adapters: address, path, callback host, secret set, queue depth, last delivery error')
-    .action(() =>
-      withStore(config(), async () => {
-        const cfg = config();
+    .action(async () => {
+      const cfg = await config();
+      const { gatewayStatus } = await import('../store/chat');
+      const { withStore } = await import('./services');
+      await withStore(cfg, async () => {
         const adapters = await gatewayStatus(cfg);
         console.log(formatAdapterStatuses(adapters));
         for (const a of adapters) {
           const { host, port } = cfg.FOGHORN_WEBHOOK_ADDR!;
           console.log(`  listening:      ${(await listening(host, port)) ? 'yes' : 'no'} (${a.name})`);
         }
-      }),
-    );
+      });
+    });
   return gateway;
 }

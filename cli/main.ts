@@ -1,48 +1,32 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
-import { configSecrets, createLogger } from '../api/observability';
-import { ConfigError, type Config } from '../domain/config';
-import { loadConfigFromEnv } from './config-loader';
-import { loadEscalationFile } from './escalation-file';
-import { disconnectMongo } from '../store/connection';
-import { dev } from './dev';
-import {
-  closeServer,
-  connectStore,
-  connectTemporal,
-  DEFAULT_MONGODB_URI,
-  DEFAULT_TEMPORAL_ADDRESS,
-  ensureAdminToken,
-  ensureAuditKey,
-  startApi,
-  startCheckpointer,
-  startWorker,
-} from './services';
-import { onShutdown } from './shutdown';
+import { Command, CommanderError } from 'commander';
+import type { Config } from '../domain/config';
+import { auditCommand } from './audit';
+import { addClientCommands } from './client/commands';
+import { EXIT_FAILED, EXIT_USAGE } from './client/errors';
 import { gatewayCommand } from './gateway';
 import { tokenCommand } from './token';
-import { auditCommand } from './audit';
+
+/*
+ * Only commander and the API-client commands load at start: the servers' modules (Temporal,
+ * Mongoose, Express, pino…) are imported inside the actions that run them, so `foghorn
+ * incidents list` starts in a fraction of the time `foghorn api` needs.
+ */
 
 let loaded: Config | undefined;
 
 /**
  * Parses the environment once (secrets also from `<NAME>_FILE`), then removes the secrets from
  * it; later calls return the same configuration. A bad variable, or a bad escalation file, stops
- * the process with every problem listed.
+ * the process with every problem listed (exit 2, as main's catch does for ConfigError).
  */
-function loadConfig(): Config {
-  try {
-    loaded ??= loadConfigFromEnv(process.env);
-    // A bad escalation file stops every command at once, before any server starts.
-    if (loaded.FOGHORN_ESCALATION_FILE) loadEscalationFile(loaded.FOGHORN_ESCALATION_FILE);
-    return loaded;
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+async function loadConfig(): Promise<Config> {
+  const { loadConfigFromEnv } = await import('./config-loader');
+  const { loadEscalationFile } = await import('./escalation-file');
+  loaded ??= loadConfigFromEnv(process.env);
+  // A bad escalation file stops every command at once, before any server starts.
+  if (loaded.FOGHORN_ESCALATION_FILE) loadEscalationFile(loaded.FOGHORN_ESCALATION_FILE);
+  return loaded;
 }
 
 const program = new Command('foghorn').description('Foghorn incident operations').showHelpAfterError();
@@ -54,28 +38,34 @@ program
   )
   .option('--kube', 'also run a local Kubernetes control plane with fake nodes, registered as the `local` cluster')
   .option('--kube-port <port>', 'the local API server port (etcd takes the next two)', '16443')
-  .action((opts: { kube?: boolean; kubePort: string }) =>
-    dev(loadConfig(), opts.kube ? { kubePort: Number(opts.kubePort) } : undefined),
-  );
+  .action(async (opts: { kube?: boolean; kubePort: string }) => {
+    const config = await loadConfig();
+    const { dev } = await import('./dev');
+    await dev(config, opts.kube ? { kubePort: Number(opts.kubePort) } : undefined);
+  });
 
 program
   .command('api')
   .description('run the HTTP API (MONGODB_URI and TEMPORAL_ADDRESS name the servers)')
   .action(async () => {
-    const config = loadConfig();
+    const config = await loadConfig();
+    const { configSecrets, createLogger } = await import('../api/observability');
+    const { disconnectMongo } = await import('../store/connection');
+    const { onShutdown } = await import('./shutdown');
+    const services = await import('./services');
     const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
-    await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI, config);
-    await ensureAuditKey(config, { mirrorCheckpoints: true });
-    await ensureAdminToken(config);
-    const temporal = await connectTemporal(
-      config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS,
+    await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config);
+    await services.ensureAuditKey(config, { mirrorCheckpoints: true });
+    await services.ensureAdminToken(config);
+    const temporal = await services.connectTemporal(
+      config.TEMPORAL_ADDRESS ?? services.DEFAULT_TEMPORAL_ADDRESS,
       config.TEMPORAL_NAMESPACE,
     );
-    const server = await startApi(config, logger, temporal);
-    const checkpointer = startCheckpointer(logger);
+    const server = await services.startApi(config, logger, temporal);
+    const checkpointer = services.startCheckpointer(logger);
     logger.info({ addr: server.address() }, 'API listening');
     onShutdown([
-      () => closeServer(server),
+      () => services.closeServer(server),
       () => temporal.connection.close(),
       () => checkpointer.stop(),
       () => disconnectMongo(),
@@ -86,12 +76,19 @@ program
   .command('worker')
   .description('run a Temporal worker for Foghorn workflows and activities')
   .action(async () => {
-    const config = loadConfig();
+    const config = await loadConfig();
+    const { configSecrets, createLogger } = await import('../api/observability');
+    const { disconnectMongo } = await import('../store/connection');
+    const { onShutdown } = await import('./shutdown');
+    const services = await import('./services');
     const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
-    await connectStore(config.MONGODB_URI ?? DEFAULT_MONGODB_URI, config);
-    await ensureAuditKey(config, { mirrorCheckpoints: true });
-    const { worker, done } = await startWorker(config, config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS);
-    const checkpointer = startCheckpointer(logger);
+    await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config);
+    await services.ensureAuditKey(config, { mirrorCheckpoints: true });
+    const { worker, done } = await services.startWorker(
+      config,
+      config.TEMPORAL_ADDRESS ?? services.DEFAULT_TEMPORAL_ADDRESS,
+    );
+    const checkpointer = services.startCheckpointer(logger);
     logger.info({ taskQueue: config.FOGHORN_TASK_QUEUE }, 'worker running');
     onShutdown([async () => worker.shutdown(), () => done, () => checkpointer.stop(), () => disconnectMongo()]);
   });
@@ -99,12 +96,22 @@ program
 program.addCommand(tokenCommand(loadConfig));
 program.addCommand(gatewayCommand(loadConfig));
 program.addCommand(auditCommand(loadConfig));
+addClientCommands(program);
 
-program.parseAsync(process.argv).catch((err: Error) => {
+/** Every command, the program's included (commander's settings are per command). */
+const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
+
+// Usage errors (unknown command or option, missing argument, a value not among the choices)
+// exit 2; help and --version exit 0.
+for (const c of everyCommand(program)) c.exitOverride();
+
+program.parseAsync(process.argv).catch(async (err: Error) => {
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
+  const { ConfigError } = await import('../domain/config');
   if (err instanceof ConfigError) {
     console.error(err.message); // one line per problem, as for a bad variable
-    process.exit(2);
+    process.exit(EXIT_USAGE);
   }
   console.error(`foghorn: ${err.message}`);
-  process.exit(1);
+  process.exit(EXIT_FAILED);
 });
