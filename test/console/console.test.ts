@@ -1,0 +1,356 @@
+import { readFileSync } from 'fs';
+import type { Page } from 'playwright-core';
+import { runbookSpecSchema } from '../../domain/runbook';
+import { createRunbook } from '../../store/runbooks';
+import { approvalAwaitingDecision } from '../harness/approvals';
+import { ensureConsoleBuilt, PHONE, useBrowser } from '../harness/browser';
+import { useStack } from '../harness/stack';
+import { useStepReceiver } from '../harness/step-receiver';
+
+/**
+ * The operator console (issue 13 §1, §3) in headless Chromium against the real stack: the API
+ * serving the built console, the worker running real workflows on the time-skipping server.
+ * The tests run in order and build on each other: one story of an incident, told through the UI.
+ */
+
+jest.setTimeout(180_000);
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- API JSON
+type Json = any;
+
+let s: Awaited<ReturnType<typeof useStack>>;
+let receiver: Awaited<ReturnType<typeof useStepReceiver>>;
+let browser: Awaited<ReturnType<typeof useBrowser>>;
+let page: Page;
+
+/** Shared by the story's steps. */
+const story = { alertIncident: '', approval: '', manualIncident: '', postmortem: '' };
+const CSV_HEADER = 'id,timestamp,action,user,role,resource,resourceType,namespace,sourceIP,checksum';
+const UI_WAIT = { timeout: 60_000 };
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  receiver = await useStepReceiver();
+  s = await useStack();
+  // Category `network` (NetworkUnavailable signals): a person must approve the plan first.
+  const gated = await createRunbook(
+    runbookSpecSchema.parse({
+      name: 'network-gated-fix',
+      category: 'network',
+      description: 'a call that a person must approve first',
+      version: '1.0.0',
+      automated: true,
+      approvalRequired: true,
+      severity: ['critical', 'high', 'medium', 'low'],
+      steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${receiver.baseUrl}/gated/{{resourceName}}` } }],
+    }),
+  );
+  expect(gated.created).toBe(true);
+  browser = await useBrowser();
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+  await receiver?.stop();
+});
+
+afterEach(() => {
+  // Any console error or page error no test asked for fails the test that caused it.
+  expect(browser.takeProblems()).toEqual([]);
+});
+
+/** What page.evaluate callbacks touch in the page (the tests compile without the DOM library). */
+interface InPage {
+  location: { hash: string };
+  sessionStorage: { getItem(key: string): string | null };
+  marker?: number;
+  innerWidth: number;
+  document: { documentElement: { scrollWidth: number } };
+  fetch: typeof fetch;
+}
+
+const get = (path: string) => s.call('GET', path, { token: s.tokens.admin });
+const section = (p: Page, heading: string) => p.locator('section', { has: p.getByRole('heading', { level: 2, name: heading }) });
+const statusText = (p: Page, text: string | RegExp) => p.getByRole('status').filter({ hasText: text });
+
+async function signIn(p: Page, token: string) {
+  await p.goto(`${s.baseUrl}/`);
+  await p.getByLabel('API token').fill(token);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+  await p.getByRole('heading', { level: 1, name: 'Incidents' }).waitFor(UI_WAIT);
+}
+
+/** Goes to a console page by its hash and waits for its heading. */
+async function visit(p: Page, hash: string, heading: string | RegExp) {
+  await p.evaluate((h) => ((globalThis as unknown as InPage).location.hash = h), hash);
+  await p.getByRole('heading', { level: 1, name: heading }).waitFor(UI_WAIT);
+  await p.getByText(/^Loading /).first().waitFor({ state: 'detached', ...UI_WAIT });
+}
+
+function alert(status: 'firing' | 'resolved') {
+  return {
+    version: '4',
+    groupKey: '{}:{alertname="DnsDown"}',
+    truncatedAlerts: 0,
+    status,
+    receiver: 'foghorn',
+    groupLabels: { alertname: 'DnsDown' },
+    commonLabels: {},
+    commonAnnotations: {},
+    externalURL: 'http://alertmanager:9093',
+    alerts: [
+      {
+        status,
+        labels: { alertname: 'DnsDown', signal_type: 'NetworkUnavailable', severity: 'warning', namespace: 'shop', deployment: 'resolver' },
+        annotations: { summary: 'names do not resolve' },
+        startsAt: new Date(Date.now() - 60_000).toISOString(),
+        endsAt: '0001-01-01T00:00:00Z',
+        generatorURL: 'http://prometheus/graph',
+        fingerprint: 'dns1',
+      },
+    ],
+  };
+}
+
+it('signs in with a token: a wrong one is refused on the form, the right one is kept out of the URL', async () => {
+  page = await browser.newPage();
+  await page.goto(`${s.baseUrl}/`);
+  await page.getByLabel('API token').fill('not-a-token');
+  browser.expectConsoleError(/401/);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('alert').filter({ hasText: 'Invalid or revoked token' }).waitFor(UI_WAIT);
+  await browser.screenshot(page, '00-sign-in-refused');
+
+  await page.getByLabel('API token').fill(s.tokens.operator);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Incidents' }).waitFor(UI_WAIT);
+  expect(page.url()).not.toContain(s.tokens.operator);
+  const stored = await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.getItem('foghorn.session'));
+  expect(JSON.parse(stored ?? '{}')).toMatchObject({ token: s.tokens.operator, user: 'operator-user', role: 'operator' });
+  await page.getByText('operator-user').waitFor();
+});
+
+it('shows an alert in the list within seconds of its arrival, without a reload', async () => {
+  await page.evaluate(() => ((globalThis as unknown as InPage).marker = 42));
+  const fired = await s.call('POST', '/alerts/alertmanager', { token: s.tokens.operator, body: alert('firing') });
+  expect(fired.status).toBe(202);
+  const row = page.locator('tbody tr', { hasText: 'Deployment/resolver' });
+  await row.waitFor(UI_WAIT);
+  // Still the same document: the live refresh brought it, not a reload.
+  expect(await page.evaluate(() => (globalThis as unknown as InPage).marker)).toBe(42);
+  story.alertIncident = (await row.getByRole('link').first().textContent()) ?? '';
+  expect(story.alertIncident).toMatch(/^INC-\d{8}-\d{3,}$/);
+  await row.getByText('shop').waitFor();
+  await browser.screenshot(page, '01-incidents');
+});
+
+it('opens the incident: its summary, insight and a timeline that grows', async () => {
+  await page.getByRole('link', { name: story.alertIncident }).click();
+  await page.getByRole('heading', { level: 1, name: new RegExp(story.alertIncident) }).waitFor(UI_WAIT);
+  await section(page, 'Summary').getByText('shop/Deployment/resolver').waitFor(UI_WAIT);
+  // The built-in analysis writes the insight; the page shows it when it lands.
+  await section(page, 'Insight').getByText('builtin / rules-v1').waitFor(UI_WAIT);
+  const timeline = section(page, 'Timeline');
+  await timeline.locator('li[data-type="Detection"]').waitFor(UI_WAIT);
+  await timeline.locator('li[data-type="RunbookMatch"]').waitFor(UI_WAIT);
+  expect(await timeline.locator('li').count()).toBeGreaterThanOrEqual(3);
+});
+
+it('approves the pending approval with a comment, and the remediation continues', async () => {
+  const listed = await s.eventually(
+    () => get(`/approvals?status=pending&incident=${story.alertIncident}`),
+    (r) => r.body.items?.length === 1,
+    90_000,
+  );
+  story.approval = listed.body.items[0].name;
+  await approvalAwaitingDecision(s.client, story.approval);
+
+  const approvals = section(page, 'Approvals');
+  await approvals.getByRole('link', { name: story.approval }).waitFor(UI_WAIT);
+  await approvals.getByLabel(`Comment on ${story.approval}`).fill('the call is safe');
+  await browser.screenshot(page, '02-incident-detail-pending-approval');
+  await approvals.getByRole('button', { name: 'Approve' }).click();
+  await statusText(page, `${story.approval} approved by operator-user`).waitFor(UI_WAIT);
+
+  // The plan ran its step: the step shows ok, and the receiver got the call.
+  const plans = section(page, 'Remediation plans');
+  await plans.locator('tbody tr', { hasText: 'HttpRequest' }).getByText('ok', { exact: true }).waitFor(UI_WAIT);
+  expect(receiver.hits('/gated/resolver')).toBe(1);
+  await approvals.getByRole('cell', { name: /operator-user: the call is safe/ }).waitFor(UI_WAIT);
+  await browser.screenshot(page, '03-incident-detail-remediated');
+});
+
+it('acknowledges, snoozes and resolves an incident, then links its postmortem', async () => {
+  const created = await s.call('POST', '/incidents', {
+    token: s.tokens.admin,
+    body: { resource: 'Deployment/checkout', namespace: 'shop', signalType: 'OOMKilled', severity: 'high', description: 'checkout runs out of memory' },
+  });
+  expect(created.status).toBe(201);
+  story.manualIncident = created.body.metadata.name;
+  await visit(page, `#/incidents/${story.manualIncident}`, new RegExp(story.manualIncident));
+  const actions = section(page, 'Actions');
+
+  await actions.getByLabel('Message').fill('looking into it');
+  await actions.getByRole('button', { name: 'Acknowledge' }).click();
+  await statusText(page, `${story.manualIncident} acknowledged.`).waitFor(UI_WAIT);
+  await section(page, 'Summary').locator('dd', { hasText: /^yes$/ }).first().waitFor(UI_WAIT);
+
+  await actions.getByLabel('Duration').fill('2h');
+  await actions.getByLabel('Reason').fill('waiting for the vendor');
+  await actions.getByRole('button', { name: 'Snooze' }).click();
+  await statusText(page, `${story.manualIncident} snoozed until`).waitFor(UI_WAIT);
+
+  await actions.getByLabel('Resolution').fill('raised the memory limit by hand');
+  await actions.getByRole('button', { name: 'Resolve' }).click();
+  await page.getByRole('heading', { level: 1 }).getByText('Resolved', { exact: true }).waitFor(UI_WAIT);
+  await section(page, 'Summary').getByText(/raised the memory limit by hand/).waitFor(UI_WAIT);
+  // The postmortem is written after the resolution; the live page links it when it exists.
+  const link = section(page, 'Summary').getByRole('link', { name: /^PM-/ });
+  await link.waitFor(UI_WAIT);
+  story.postmortem = (await link.textContent()) ?? '';
+  await browser.screenshot(page, '04-incident-detail-resolved');
+  await link.click();
+  await page.getByRole('heading', { level: 1, name: new RegExp(story.postmortem) }).waitFor(UI_WAIT);
+});
+
+it('reviews and closes the postmortem, and gives feedback', async () => {
+  const review = section(page, 'Review');
+  await review.getByLabel('Notes').fill('timeline checked');
+  await review.getByRole('button', { name: 'Start review' }).click();
+  await statusText(page, `${story.postmortem} is in review.`).waitFor(UI_WAIT);
+  await page.getByRole('heading', { level: 1 }).getByText('InReview').waitFor(UI_WAIT);
+
+  const feedback = section(page, 'Give feedback');
+  await feedback.getByLabel('Remediation accuracy (1–5)').selectOption('4');
+  await feedback.getByLabel('Comments').fill('the memory raise was right');
+  await feedback.getByRole('button', { name: 'Send feedback' }).click();
+  await statusText(page, 'Feedback saved.').waitFor(UI_WAIT);
+
+  await review.getByRole('button', { name: 'Close postmortem' }).click();
+  await page.getByRole('heading', { level: 1 }).getByText('Closed', { exact: true }).waitFor(UI_WAIT);
+  await browser.screenshot(page, '05-postmortem-closed');
+  const pm = await get(`/postmortems/${story.postmortem}`);
+  expect(pm.body.status).toMatchObject({ state: 'Closed', reviewer: 'operator-user', notes: 'timeline checked' });
+  expect(pm.body.feedback).toMatchObject({ remediationAccuracy: 4, providedBy: 'operator-user' });
+});
+
+it('audits every change made from the console with the signed-in token’s user', async () => {
+  const audit = async (action: string, resource: string) =>
+    (await get(`/audit?action=${action}&resource=${resource}`)).body.items as Json[];
+  const expected: [string, string][] = [
+    ['approval.approve', story.approval],
+    ['incident.acknowledge', story.manualIncident],
+    ['incident.snooze', story.manualIncident],
+    ['incident.resolve', story.manualIncident],
+    ['postmortem.review', story.postmortem],
+    ['postmortem.feedback', story.postmortem],
+    ['postmortem.close', story.postmortem],
+  ];
+  for (const [action, resource] of expected) {
+    const records = await audit(action, resource);
+    expect({ action, users: records.map((r) => r.user) }).toEqual({ action, users: ['operator-user'] });
+  }
+  const approval = await get(`/approvals/${story.approval}`);
+  expect(approval.body).toMatchObject({ status: 'approved', decidedBy: 'operator-user', comment: 'the call is safe' });
+});
+
+it('lets an admin export the audit trail as a CSV file and see the chain verified', async () => {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await signIn(page, s.tokens.admin);
+  await visit(page, '#/audit', 'Audit');
+  await page.getByText(/^Chain intact: \d+ of \d+ records verified/).waitFor(UI_WAIT);
+  await page.locator('tbody tr', { hasText: 'incident.resolve' }).first().waitFor(UI_WAIT);
+  const [file] = await Promise.all([page.waitForEvent('download', UI_WAIT), page.getByRole('button', { name: 'Export CSV' }).click()]);
+  expect(file.suggestedFilename()).toMatch(/^audit-export-\d{8}\.csv$/);
+  const saved = await file.path();
+  const text = readFileSync(saved, 'utf8');
+  expect(text.split(/\r?\n/)[0]).toBe(CSV_HEADER);
+  expect(text).toContain('incident.acknowledge');
+  await statusText(page, /^Downloaded audit-export-\d{8}\.csv\.$/).waitFor(UI_WAIT);
+  await browser.screenshot(page, '06-audit');
+});
+
+it('shows the API’s validation errors on the runbook form’s fields', async () => {
+  await visit(page, '#/runbooks/-new', 'New runbook');
+  await page.getByLabel('Name').fill('Not A Label');
+  await page.getByLabel('Description').fill('restart the checkout');
+  await page.getByLabel('Version').fill('one');
+  browser.expectConsoleError(/400/); // the browser logs the refused request
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.locator('.field-error', { hasText: 'must be a DNS label' }).waitFor(UI_WAIT);
+  await page.locator('.field-error', { hasText: 'semantic version' }).waitFor(UI_WAIT);
+  expect(await page.getByLabel('Name').getAttribute('aria-invalid')).toBe('true');
+  await page.getByRole('alert').first().waitFor();
+  await browser.screenshot(page, '07-runbook-form-errors');
+});
+
+it('renders every page without an error (screenshots in test-results/console)', async () => {
+  const pages: [string, string | RegExp, string][] = [
+    ['#/incidents', 'Incidents', '10-incidents'],
+    [`#/incidents/${story.alertIncident}`, new RegExp(story.alertIncident), '11-incident-detail'],
+    ['#/approvals', 'Approvals', '12-approvals'],
+    [`#/approvals/${story.approval}`, new RegExp(story.approval), '13-approval-detail'],
+    ['#/remediations', 'Remediations', '14-remediations'],
+    ['#/runbooks', 'Runbooks', '15-runbooks'],
+    ['#/runbooks/network-gated-fix', 'Runbook network-gated-fix', '16-runbook-detail'],
+    ['#/runbooks/network-gated-fix/edit', 'Edit runbook network-gated-fix', '17-runbook-edit'],
+    ['#/postmortems', 'Postmortems', '18-postmortems'],
+    [`#/postmortems/${story.postmortem}`, new RegExp(story.postmortem), '19-postmortem-detail'],
+    ['#/audit', 'Audit', '20-audit'],
+    ['#/analytics', 'Analytics', '21-analytics'],
+    ['#/clusters', 'Clusters', '22-clusters'],
+    ['#/escalation', 'Escalation', '23-escalation'],
+  ];
+  for (const [hash, heading, shot] of pages) {
+    await visit(page, hash, heading);
+    if (hash === '#/analytics') await page.locator('canvas').waitFor(UI_WAIT); // the trends chart
+    await browser.screenshot(page, shot);
+  }
+  const plan = (await get(`/remediations?incident=${story.alertIncident}`)).body.items[0].name;
+  await visit(page, `#/remediations/${plan}`, `Remediation ${plan}`);
+  await page.getByRole('cell', { name: 'ok', exact: true }).waitFor(UI_WAIT);
+  await browser.screenshot(page, '24-remediation-detail');
+});
+
+it('shows a viewer no action buttons, and the API refuses a forged request with 403', async () => {
+  const phone = await browser.newPage(PHONE);
+  await signIn(phone, s.tokens.viewer);
+  await browser.screenshot(phone, '30-phone-incidents');
+  expect(await phone.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).count()).toBe(0);
+  // The table scrolls sideways inside its region instead of widening the page.
+  const widths = await phone.evaluate(() => {
+    const w = globalThis as unknown as InPage;
+    return { page: w.document.documentElement.scrollWidth, viewport: w.innerWidth };
+  });
+  expect(widths.page).toBeLessThanOrEqual(widths.viewport);
+
+  await visit(phone, `#/incidents/${story.alertIncident}`, new RegExp(story.alertIncident));
+  await section(phone, 'Timeline').locator('li').first().waitFor(UI_WAIT);
+  expect(await phone.getByRole('button', { name: /^(Acknowledge|Snooze|Resolve|Approve|Reject)$/ }).count()).toBe(0);
+  expect(await section(phone, 'Actions').count()).toBe(0);
+  await browser.screenshot(phone, '31-phone-incident-detail');
+
+  await visit(phone, `#/postmortems/${story.postmortem}`, new RegExp(story.postmortem));
+  expect(await phone.getByRole('button', { name: /Start review|Close postmortem|Send feedback/ }).count()).toBe(0);
+  await visit(phone, '#/runbooks/network-gated-fix', 'Runbook network-gated-fix');
+  expect(await phone.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+  expect(await phone.getByRole('link', { name: 'Edit' }).count()).toBe(0);
+
+  // Hidden is not forbidden: the same request made by hand with the viewer's token is refused.
+  browser.expectConsoleError(/403/);
+  const forged = await phone.evaluate(async (name) => {
+    const w = globalThis as unknown as InPage;
+    const { token } = JSON.parse(w.sessionStorage.getItem('foghorn.session') ?? '{}') as { token: string };
+    const res = await w.fetch(`/api/v1/incidents/${name}/acknowledge?namespace=shop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ acknowledgedBy: 'mallory' }),
+    });
+    return { status: res.status, body: (await res.json()) as { error: { message: string } } };
+  }, story.alertIncident);
+  expect(forged.status).toBe(403);
+  expect(forged.body.error.message).toBe('Forbidden');
+  const incident = await get(`/incidents/${story.alertIncident}`);
+  expect(incident.body.status.acknowledged).toBe(false);
+});

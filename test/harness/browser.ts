@@ -1,0 +1,80 @@
+import { execFileSync } from 'child_process';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'fs';
+import path from 'path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+const ROOT = path.join(__dirname, '../..');
+export const SCREENSHOTS = path.join(ROOT, 'test-results/console');
+const INDEX = path.join(ROOT, 'dist/console/index.html');
+
+/** Newest modification time under `dir` (ms). */
+function newest(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
+    const p = path.join(dir, e.name);
+    return Math.max(m, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }, 0);
+}
+
+/**
+ * Builds the console (dist/console) when it is missing or older than its sources. Must run
+ * before the API is created: createApp reads index.html once.
+ */
+export function ensureConsoleBuilt(): void {
+  const built = existsSync(INDEX) ? statSync(INDEX).mtimeMs : 0;
+  if (built > newest(path.join(ROOT, 'console'))) return;
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'console/vite.config.ts', '--logLevel', 'error'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+}
+
+export const LAPTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+/**
+ * Headless Chromium (the Debian package; never a downloaded browser) through playwright-core.
+ * Every console error and page error is collected: a test fails on any it did not expect.
+ */
+export async function useBrowser() {
+  const browser: Browser = await chromium.launch({
+    executablePath: process.env.FOGHORN_CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox'],
+    headless: true,
+  });
+  const problems: string[] = [];
+  /** Console errors a test provokes on purpose (a refused request): each pattern excuses one. */
+  const expected: RegExp[] = [];
+  const contexts: BrowserContext[] = [];
+  mkdirSync(SCREENSHOTS, { recursive: true });
+
+  const report = (text: string) => {
+    const i = expected.findIndex((re) => re.test(text));
+    if (i >= 0) expected.splice(i, 1);
+    else problems.push(text);
+  };
+
+  return {
+    /** A fresh browser context (its own sessionStorage) and a page in it. */
+    newPage: async (viewport = LAPTOP): Promise<Page> => {
+      const context = await browser.newContext({ viewport, acceptDownloads: true });
+      contexts.push(context);
+      const page = await context.newPage();
+      page.on('console', (m) => {
+        if (m.type() === 'error') report(`console error: ${m.text()} (${m.location().url})`);
+      });
+      page.on('pageerror', (e) => report(`page error: ${e.message}`));
+      return page;
+    },
+    /** The next console error matching `pattern` is expected (e.g. the 403 of a forged request). */
+    expectConsoleError: (pattern: RegExp) => expected.push(pattern),
+    /** Errors seen so far that no test expected; clears the list. */
+    takeProblems: (): string[] => problems.splice(0),
+    screenshot: async (page: Page, name: string) => {
+      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+    },
+    close: async () => {
+      for (const c of contexts) await c.close().catch(() => undefined);
+      await browser.close();
+    },
+  };
+}
