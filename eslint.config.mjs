@@ -4,6 +4,8 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'module';
+import globals from 'globals';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 /** Every Node built-in, bare and `node:`-prefixed, subpaths included (`fs/promises`, `dns/promises`). */
 const BUILTINS = builtinModules.flatMap((m) => [m, `node:${m}`]);
@@ -173,6 +175,41 @@ export default tseslint.config(
     files: ['tools/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly' } },
+  },
+  {
+    // The operator console (browser code, React): type-aware through its own tsconfig, the rules of
+    // hooks, browser globals; it talks to the API over HTTP only, so it imports no server folder.
+    files: ['console/**/*.{ts,tsx}'],
+    languageOptions: {
+      globals: globals.browser,
+      parserOptions: {
+        projectService: false,
+        project: ['./console/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      ...houseRule({
+        patterns: [
+          {
+            group: folders(
+              'domain',
+              'store',
+              'api',
+              'activities',
+              'workflows',
+              'operations',
+              'gateway',
+              'worker',
+              'cli',
+            ),
+            message: 'The console runs in the browser: it reaches the server over the API only.',
+          },
+        ],
+      }),
+    },
   },
   prettier,
 );

@@ -1,7 +1,7 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { ApiError } from './api';
+import { ApiError } from './http';
 import { App } from './App';
 import { SessionProvider } from './session';
 import './styles.css';

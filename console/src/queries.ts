@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { getJson } from './api';
+import { getJson } from './http';
 
 /** How often live pages ask again (ms): a few seconds, see docs/console.md. */
 export const LIVE_MS = 3000;

@@ -1,6 +1,6 @@
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import { ApiError, request, setApiToken } from './api';
+import { ApiError, request, setApiToken } from './http';
 import type { Role } from './vocabulary';
 
 /** Who is signed in: the token (sessionStorage only, never in a URL) and what GET /whoami said of it. */

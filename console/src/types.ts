@@ -119,7 +119,15 @@ export interface Approval {
   reasons: string[];
   comment?: string;
   expiryReason?: string;
-  previews?: { step: number; action: string; target: string; summary: string; diff: string; dryRun: boolean; error?: string }[];
+  previews?: {
+    step: number;
+    action: string;
+    target: string;
+    summary: string;
+    diff: string;
+    dryRun: boolean;
+    error?: string;
+  }[];
 }
 
 export interface RunbookStep {
@@ -168,7 +176,14 @@ export interface PostmortemItem {
 }
 
 export interface Postmortem {
-  metadata: { name: string; namespace: string; incident: string; createdAt: string; author: string; reviewedBy: string };
+  metadata: {
+    name: string;
+    namespace: string;
+    incident: string;
+    createdAt: string;
+    author: string;
+    reviewedBy: string;
+  };
   status: { state: string; reviewer?: string; reviewStartedAt?: string; closedAt?: string; notes?: string };
   report: {
     title: string;

@@ -71,7 +71,8 @@ interface InPage {
 }
 
 const get = (path: string) => s.call('GET', path, { token: s.tokens.admin });
-const section = (p: Page, heading: string) => p.locator('section', { has: p.getByRole('heading', { level: 2, name: heading }) });
+const section = (p: Page, heading: string) =>
+  p.locator('section', { has: p.getByRole('heading', { level: 2, name: heading }) });
 const statusText = (p: Page, text: string | RegExp) => p.getByRole('status').filter({ hasText: text });
 
 async function signIn(p: Page, token: string) {
@@ -85,7 +86,10 @@ async function signIn(p: Page, token: string) {
 async function visit(p: Page, hash: string, heading: string | RegExp) {
   await p.evaluate((h) => ((globalThis as unknown as InPage).location.hash = h), hash);
   await p.getByRole('heading', { level: 1, name: heading }).waitFor(UI_WAIT);
-  await p.getByText(/^Loading /).first().waitFor({ state: 'detached', ...UI_WAIT });
+  await p
+    .getByText(/^Loading /)
+    .first()
+    .waitFor({ state: 'detached', ...UI_WAIT });
 }
 
 function alert(status: 'firing' | 'resolved') {
@@ -102,7 +106,13 @@ function alert(status: 'firing' | 'resolved') {
     alerts: [
       {
         status,
-        labels: { alertname: 'DnsDown', signal_type: 'NetworkUnavailable', severity: 'warning', namespace: 'shop', deployment: 'resolver' },
+        labels: {
+          alertname: 'DnsDown',
+          signal_type: 'NetworkUnavailable',
+          severity: 'warning',
+          namespace: 'shop',
+          deployment: 'resolver',
+        },
         annotations: { summary: 'names do not resolve' },
         startsAt: new Date(Date.now() - 60_000).toISOString(),
         endsAt: '0001-01-01T00:00:00Z',
@@ -127,7 +137,11 @@ it('signs in with a token: a wrong one is refused on the form, the right one is 
   await page.getByRole('heading', { level: 1, name: 'Incidents' }).waitFor(UI_WAIT);
   expect(page.url()).not.toContain(s.tokens.operator);
   const stored = await page.evaluate(() => (globalThis as unknown as InPage).sessionStorage.getItem('foghorn.session'));
-  expect(JSON.parse(stored ?? '{}')).toMatchObject({ token: s.tokens.operator, user: 'operator-user', role: 'operator' });
+  expect(JSON.parse(stored ?? '{}')).toMatchObject({
+    token: s.tokens.operator,
+    user: 'operator-user',
+    role: 'operator',
+  });
   await page.getByText('operator-user').waitFor();
 });
 
@@ -184,7 +198,13 @@ it('approves the pending approval with a comment, and the remediation continues'
 it('acknowledges, snoozes and resolves an incident, then links its postmortem', async () => {
   const created = await s.call('POST', '/incidents', {
     token: s.tokens.admin,
-    body: { resource: 'Deployment/checkout', namespace: 'shop', signalType: 'OOMKilled', severity: 'high', description: 'checkout runs out of memory' },
+    body: {
+      resource: 'Deployment/checkout',
+      namespace: 'shop',
+      signalType: 'OOMKilled',
+      severity: 'high',
+      description: 'checkout runs out of memory',
+    },
   });
   expect(created.status).toBe(201);
   story.manualIncident = created.body.metadata.name;
@@ -204,7 +224,9 @@ it('acknowledges, snoozes and resolves an incident, then links its postmortem', 
   await actions.getByLabel('Resolution').fill('raised the memory limit by hand');
   await actions.getByRole('button', { name: 'Resolve' }).click();
   await page.getByRole('heading', { level: 1 }).getByText('Resolved', { exact: true }).waitFor(UI_WAIT);
-  await section(page, 'Summary').getByText(/raised the memory limit by hand/).waitFor(UI_WAIT);
+  await section(page, 'Summary')
+    .getByText(/raised the memory limit by hand/)
+    .waitFor(UI_WAIT);
   // The postmortem is written after the resolution; the live page links it when it exists.
   const link = section(page, 'Summary').getByRole('link', { name: /^PM-/ });
   await link.waitFor(UI_WAIT);
@@ -261,7 +283,10 @@ it('lets an admin export the audit trail as a CSV file and see the chain verifie
   await visit(page, '#/audit', 'Audit');
   await page.getByText(/^Chain intact: \d+ of \d+ records verified/).waitFor(UI_WAIT);
   await page.locator('tbody tr', { hasText: 'incident.resolve' }).first().waitFor(UI_WAIT);
-  const [file] = await Promise.all([page.waitForEvent('download', UI_WAIT), page.getByRole('button', { name: 'Export CSV' }).click()]);
+  const [file] = await Promise.all([
+    page.waitForEvent('download', UI_WAIT),
+    page.getByRole('button', { name: 'Export CSV' }).click(),
+  ]);
   expect(file.suggestedFilename()).toMatch(/^audit-export-\d{8}\.csv$/);
   const saved = await file.path();
   const text = readFileSync(saved, 'utf8');

@@ -22,10 +22,21 @@ function newest(dir: string): number {
 export function ensureConsoleBuilt(): void {
   const built = existsSync(INDEX) ? statSync(INDEX).mtimeMs : 0;
   if (built > newest(path.join(ROOT, 'console'))) return;
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'console/vite.config.ts', '--logLevel', 'error'], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/vite/bin/vite.js'),
+      'build',
+      '--config',
+      'console/vite.config.ts',
+      '--logLevel',
+      'error',
+    ],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+    },
+  );
 }
 
 export const LAPTOP = { width: 1280, height: 800 };

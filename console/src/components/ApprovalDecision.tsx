@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { send } from '../api';
+import { send } from '../http';
 import { useIdentity } from '../session';
 import type { Approval } from '../types';
 import { atLeast } from '../vocabulary';

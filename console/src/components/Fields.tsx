@@ -1,5 +1,5 @@
 import { useId, type ReactNode } from 'react';
-import type { FieldProblem } from '../api';
+import type { FieldProblem } from '../http';
 
 /** The problems the API reported for `name` (its own path or any path below it). */
 export function problemsOf(problems: FieldProblem[] | undefined, name: string): string {
@@ -69,12 +69,19 @@ export function TextField(
 }
 
 export function TextArea(
-  props: Omit<FieldProps, 'children'> & { value: string; onChange: (v: string) => void; rows?: number; required?: boolean },
+  props: Omit<FieldProps, 'children'> & {
+    value: string;
+    onChange: (v: string) => void;
+    rows?: number;
+    required?: boolean;
+  },
 ) {
   const { value, onChange, rows = 3, required, ...field } = props;
   return (
     <Field {...field}>
-      {(a) => <textarea {...a} rows={rows} value={value} required={required} onChange={(e) => onChange(e.target.value)} />}
+      {(a) => (
+        <textarea {...a} rows={rows} value={value} required={required} onChange={(e) => onChange(e.target.value)} />
+      )}
     </Field>
   );
 }

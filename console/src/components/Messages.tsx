@@ -1,14 +1,9 @@
-import { ApiError } from '../api';
+import { ApiError } from '../http';
 
 /** An error people must notice: role="alert" is announced at once. */
 export function ErrorMessage({ error }: { error: unknown }) {
   if (!error) return null;
-  const text =
-    error instanceof ApiError
-      ? explain(error)
-      : error instanceof Error
-        ? error.message
-        : String(error);
+  const text = error instanceof ApiError ? explain(error) : error instanceof Error ? error.message : String(error);
   return (
     <p role="alert" className="message message-error">
       {text}

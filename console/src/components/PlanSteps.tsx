@@ -19,11 +19,29 @@ export function PlanSteps({ plan }: { plan: Plan }) {
           ['Runbook', plan.runbook ? <a href={href('runbooks', plan.runbook)}>{plan.runbook}</a> : ''],
           ['Attempt', plan.attempt],
           ['Risk', plan.riskScore],
-          ['Approval', plan.approval ? <a href={href('approvals', plan.approval)}>{plan.approval}</a> : plan.approvalRequired ? 'required' : 'not required'],
+          [
+            'Approval',
+            plan.approval ? (
+              <a href={href('approvals', plan.approval)}>{plan.approval}</a>
+            ) : plan.approvalRequired ? (
+              'required'
+            ) : (
+              'not required'
+            ),
+          ],
           ['Started', when(plan.startedAt)],
           ['Completed', when(plan.completedAt)],
           ['Result', plan.result],
-          ['Workflow', temporal ? <a href={temporal} target="_blank" rel="noreferrer">Open in Temporal UI</a> : ''],
+          [
+            'Workflow',
+            temporal ? (
+              <a href={temporal} target="_blank" rel="noreferrer">
+                Open in Temporal UI
+              </a>
+            ) : (
+              ''
+            ),
+          ],
         ]}
       />
       <TableScroll label={`Steps of ${plan.name}`}>

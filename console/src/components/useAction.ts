@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ApiError } from '../api';
+import { ApiError } from '../http';
 
 /**
  * A state change from the console: runs `fn`, then refreshes every query (the API's answer is
@@ -18,5 +18,12 @@ export function useAction<A, R>(fn: (arg: A) => Promise<R>, confirmation: (resul
     },
   });
   const problems = mutation.error instanceof ApiError ? mutation.error.problems : [];
-  return { run: mutation.mutate, busy: mutation.isPending, error: mutation.error, problems, done, reset: mutation.reset };
+  return {
+    run: mutation.mutate,
+    busy: mutation.isPending,
+    error: mutation.error,
+    problems,
+    done,
+    reset: mutation.reset,
+  };
 }

@@ -20,10 +20,22 @@ interface Trends {
 }
 interface Compliance {
   spec: {
-    IncidentMetrics: { TotalIncidents: number; MTTD: number | null; MTTR: number | null; MeanRemediationAttempts: number | null };
+    IncidentMetrics: {
+      TotalIncidents: number;
+      MTTD: number | null;
+      MTTR: number | null;
+      MeanRemediationAttempts: number | null;
+    };
     RemediationMetrics: { TotalRemediations: number; SuccessRate: number | null; AutoRemediatedCount: number };
     SLAMetrics: { CompliancePercentage: number | null; ResponseSLAViolations: number; ResolutionSLAViolations: number };
-    ApprovalMetrics: { TotalRequests: number; ManualApproved: number; Rejected: number; Expired: number; Pending: number; AverageDecisionTime: Dur };
+    ApprovalMetrics: {
+      TotalRequests: number;
+      ManualApproved: number;
+      Rejected: number;
+      Expired: number;
+      Pending: number;
+      AverageDecisionTime: Dur;
+    };
     AuditSummary: { TotalEvents: number };
   };
 }
@@ -41,7 +53,13 @@ export function Analytics() {
   return (
     <Page title="Analytics">
       <Section title="Mean time to resolve">
-        <SelectField label="Period" name="period" value={period} onChange={setPeriod} options={['7d', '30d', '90d', '180d']} />
+        <SelectField
+          label="Period"
+          name="period"
+          value={period}
+          onChange={setPeriod}
+          options={['7d', '30d', '90d', '180d']}
+        />
         <ErrorMessage error={mttr.error} />
         {!m ? (
           <Loading what="MTTR" />
@@ -149,8 +167,14 @@ export function Analytics() {
               ['Incidents', c.IncidentMetrics.TotalIncidents],
               ['Mean time to detect', nanos(c.IncidentMetrics.MTTD)],
               ['Mean time to resolve', nanos(c.IncidentMetrics.MTTR)],
-              ['SLA compliance', c.SLAMetrics.CompliancePercentage === null ? '—' : `${c.SLAMetrics.CompliancePercentage}%`],
-              ['SLA violations (response / resolution)', `${c.SLAMetrics.ResponseSLAViolations} / ${c.SLAMetrics.ResolutionSLAViolations}`],
+              [
+                'SLA compliance',
+                c.SLAMetrics.CompliancePercentage === null ? '—' : `${c.SLAMetrics.CompliancePercentage}%`,
+              ],
+              [
+                'SLA violations (response / resolution)',
+                `${c.SLAMetrics.ResponseSLAViolations} / ${c.SLAMetrics.ResolutionSLAViolations}`,
+              ],
               ['Remediations', c.RemediationMetrics.TotalRemediations],
               ['Remediation success', percent(c.RemediationMetrics.SuccessRate)],
               ['Auto-remediated', c.RemediationMetrics.AutoRemediatedCount],

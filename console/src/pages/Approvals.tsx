@@ -17,7 +17,11 @@ export function Approvals() {
     <Page title="Approvals">
       <Section title="Pending">
         <ErrorMessage error={pending.error} />
-        {pending.isPending ? <Loading what="approvals" /> : <ApprovalTable items={pending.data?.items ?? []} decide label="Pending approvals" />}
+        {pending.isPending ? (
+          <Loading what="approvals" />
+        ) : (
+          <ApprovalTable items={pending.data?.items ?? []} decide label="Pending approvals" />
+        )}
       </Section>
       <Section title="Decided">
         <ErrorMessage error={recent.error} />
@@ -100,7 +104,16 @@ export function ApprovalDetail({ name }: { name: string }) {
             ['Decided', a.decidedAt ? `${when(a.decidedAt)}${a.decidedBy ? ` by ${a.decidedBy}` : ''}` : ''],
             ['Comment', a.comment ?? ''],
             ['Expiry reason', a.expiryReason ?? ''],
-            ['Workflow', temporal ? <a href={temporal} target="_blank" rel="noreferrer">Open in Temporal UI</a> : ''],
+            [
+              'Workflow',
+              temporal ? (
+                <a href={temporal} target="_blank" rel="noreferrer">
+                  Open in Temporal UI
+                </a>
+              ) : (
+                ''
+              ),
+            ],
           ]}
         />
         <ApprovalDecision approval={a} />

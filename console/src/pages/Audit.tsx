@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { download } from '../api';
+import { download } from '../http';
 import { Filters, toIso, toLocal } from '../components/Filters';
 import { SelectField, TextField } from '../components/Fields';
 import { Page, Pager, Section, TableScroll } from '../components/Layout';
@@ -14,7 +14,13 @@ import { atLeast, AUDIT_ACTIONS } from '../vocabulary';
 const FILTERS = ['action', 'user', 'resource', 'from', 'to'] as const;
 
 interface Verification {
-  status: { intact: boolean; totalRecords: number; verifiedRecords: number; brokenRecords: number; missingRecords: number };
+  status: {
+    intact: boolean;
+    totalRecords: number;
+    verifiedRecords: number;
+    brokenRecords: number;
+    missingRecords: number;
+  };
 }
 
 /** The audit trail (operators and admins); admins also export it and verify its chain. */
@@ -33,7 +39,14 @@ export function Audit({ route }: { route: Route }) {
       >
         {(v, set) => (
           <>
-            <SelectField label="Action" name="action" value={v.action} onChange={(x) => set('action', x)} options={AUDIT_ACTIONS} any="any" />
+            <SelectField
+              label="Action"
+              name="action"
+              value={v.action}
+              onChange={(x) => set('action', x)}
+              options={AUDIT_ACTIONS}
+              any="any"
+            />
             <TextField label="User" name="user" value={v.user} onChange={(x) => set('user', x)} />
             <TextField label="Resource" name="resource" value={v.resource} onChange={(x) => set('resource', x)} />
             <TextField label="From" name="from" type="datetime-local" value={v.from} onChange={(x) => set('from', x)} />

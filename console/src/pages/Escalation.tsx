@@ -101,7 +101,10 @@ export function Escalation() {
                 </td>
                 <td>{p.priority}</td>
                 <td>
-                  {[p.match.namespaces?.length ? `namespaces ${p.match.namespaces.join(', ')}` : '', p.match.severities?.length ? `severities ${p.match.severities.join(', ')}` : '']
+                  {[
+                    p.match.namespaces?.length ? `namespaces ${p.match.namespaces.join(', ')}` : '',
+                    p.match.severities?.length ? `severities ${p.match.severities.join(', ')}` : '',
+                  ]
                     .filter(Boolean)
                     .join('; ') || 'everything'}
                 </td>

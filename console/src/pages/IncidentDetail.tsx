@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { send } from '../api';
+import { send } from '../http';
 import { ApprovalDecision } from '../components/ApprovalDecision';
 import { Badge } from '../components/Badge';
 import { TextArea, TextField } from '../components/Fields';
@@ -48,8 +48,20 @@ export function IncidentDetail({ name }: { name: string }) {
             ['Runbook', i.spec.runbook ? <a href={href('runbooks', i.spec.runbook)}>{i.spec.runbook}</a> : ''],
             ['Escalation policy', i.spec.escalationPolicy],
             ['Cluster', i.spec.cluster],
-            ['Postmortem', i.status.postmortem ? <a href={href('postmortems', i.status.postmortem)}>{i.status.postmortem}</a> : ''],
-            ['Workflow', temporal ? <a href={temporal} target="_blank" rel="noreferrer">Open in Temporal UI</a> : ''],
+            [
+              'Postmortem',
+              i.status.postmortem ? <a href={href('postmortems', i.status.postmortem)}>{i.status.postmortem}</a> : '',
+            ],
+            [
+              'Workflow',
+              temporal ? (
+                <a href={temporal} target="_blank" rel="noreferrer">
+                  Open in Temporal UI
+                </a>
+              ) : (
+                ''
+              ),
+            ],
           ]}
         />
       </Section>
@@ -120,7 +132,9 @@ function Plans({ incident }: { incident: string }) {
     <Section title="Remediation plans">
       <ErrorMessage error={plans.error} />
       {plans.data?.items.length === 0 && <p className="muted">No remediation plan.</p>}
-      {plans.data?.items.map((p) => <PlanSteps key={p.name} plan={p} />)}
+      {plans.data?.items.map((p) => (
+        <PlanSteps key={p.name} plan={p} />
+      ))}
     </Section>
   );
 }
@@ -182,7 +196,8 @@ function OperatorActions({ incident }: { incident: Incident }) {
     () => `${name} acknowledged.`,
   );
   const snooze = useAction(
-    () => send<{ status: { snoozeUntil: string } }>('POST', `${base}/snooze`, { duration, reason, snoozedBy: user }, ns),
+    () =>
+      send<{ status: { snoozeUntil: string } }>('POST', `${base}/snooze`, { duration, reason, snoozedBy: user }, ns),
     (r) => `${name} snoozed until ${when(r.status.snoozeUntil)}.`,
   );
   const resolve = useAction(
@@ -228,7 +243,14 @@ function OperatorActions({ incident }: { incident: Incident }) {
         </form>
         <form onSubmit={on(() => resolve.run(undefined))} aria-label="Resolve">
           <h3>Resolve</h3>
-          <TextArea label="Resolution" name="resolution" value={resolution} onChange={setResolution} rows={2} problems={resolve.problems} />
+          <TextArea
+            label="Resolution"
+            name="resolution"
+            value={resolution}
+            onChange={setResolution}
+            rows={2}
+            problems={resolve.problems}
+          />
           <button type="submit" className="danger" disabled={resolve.busy}>
             Resolve
           </button>

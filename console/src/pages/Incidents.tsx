@@ -18,13 +18,29 @@ export function Incidents({ route }: { route: Route }) {
   const list = useApi<List<IncidentItem>>('/incidents', { ...filter, page, pageSize: 50 });
   return (
     <Page title="Incidents">
-      <Filters parts={['incidents']} initial={{ ...filter, since: toLocal(filter.since) }}
+      <Filters
+        parts={['incidents']}
+        initial={{ ...filter, since: toLocal(filter.since) }}
         encode={(v) => ({ ...v, since: toIso(v.since) })}
       >
         {(v, set) => (
           <>
-            <SelectField label="Severity" name="severity" value={v.severity} onChange={(x) => set('severity', x)} options={SEVERITIES} any="any" />
-            <SelectField label="State" name="state" value={v.state} onChange={(x) => set('state', x)} options={INCIDENT_STATES} any="any" />
+            <SelectField
+              label="Severity"
+              name="severity"
+              value={v.severity}
+              onChange={(x) => set('severity', x)}
+              options={SEVERITIES}
+              any="any"
+            />
+            <SelectField
+              label="State"
+              name="state"
+              value={v.state}
+              onChange={(x) => set('state', x)}
+              options={INCIDENT_STATES}
+              any="any"
+            />
             <TextField label="Namespace" name="namespace" value={v.namespace} onChange={(x) => set('namespace', x)} />
             <TextField
               label="Resource"
@@ -33,7 +49,13 @@ export function Incidents({ route }: { route: Route }) {
               onChange={(x) => set('resource', x)}
               placeholder="Deployment/checkout"
             />
-            <TextField label="Detected since" name="since" type="datetime-local" value={v.since} onChange={(x) => set('since', x)} />
+            <TextField
+              label="Detected since"
+              name="since"
+              type="datetime-local"
+              value={v.since}
+              onChange={(x) => set('since', x)}
+            />
           </>
         )}
       </Filters>

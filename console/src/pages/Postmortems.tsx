@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { send } from '../api';
+import { send } from '../http';
 import { Badge } from '../components/Badge';
 import { Filters } from '../components/Filters';
 import { SelectField, TextArea, TextField } from '../components/Fields';
@@ -21,7 +21,14 @@ export function Postmortems({ route }: { route: Route }) {
       <Filters parts={['postmortems']} initial={filter}>
         {(v, set) => (
           <>
-            <SelectField label="State" name="state" value={v.state} onChange={(x) => set('state', x)} options={POSTMORTEM_STATES} any="any" />
+            <SelectField
+              label="State"
+              name="state"
+              value={v.state}
+              onChange={(x) => set('state', x)}
+              options={POSTMORTEM_STATES}
+              any="any"
+            />
             <TextField label="Incident" name="incident" value={v.incident} onChange={(x) => set('incident', x)} />
           </>
         )}
@@ -105,7 +112,8 @@ export function PostmortemDetail({ name }: { name: string }) {
         <p className="wrap">{r.summary}</p>
         <h3>Root cause</h3>
         <p className="wrap">
-          {r.rootCause.description || '—'} {r.rootCause.category && `(${r.rootCause.category}, confidence ${percent(r.rootCause.confidence, 0)})`}
+          {r.rootCause.description || '—'}{' '}
+          {r.rootCause.category && `(${r.rootCause.category}, confidence ${percent(r.rootCause.confidence, 0)})`}
         </p>
         <h3>Timeline</h3>
         <ol className="timeline">
@@ -187,11 +195,16 @@ function PostmortemActions({ pm }: { pm: Postmortem }) {
   );
   const feedback = useAction(
     () =>
-      send('POST', `${path}/feedback`, {
-        ...(override && { overrideRootCause: override }),
-        ...(accuracy && { remediationAccuracy: Number(accuracy) }),
-        ...(comments && { comments }),
-      }, ns),
+      send(
+        'POST',
+        `${path}/feedback`,
+        {
+          ...(override && { overrideRootCause: override }),
+          ...(accuracy && { remediationAccuracy: Number(accuracy) }),
+          ...(comments && { comments }),
+        },
+        ns,
+      ),
     () => 'Feedback saved.',
   );
   const closed = pm.status.state === 'Closed';
@@ -206,7 +219,14 @@ function PostmortemActions({ pm }: { pm: Postmortem }) {
           <p className="muted">Closed by {pm.status.reviewer}.</p>
         ) : (
           <form onSubmit={run(pm.status.state === 'Open' ? 'review' : 'close')} aria-label="Review and close">
-            <TextField label="Reviewer" name="reviewer" value={reviewer} onChange={setReviewer} problems={decide.problems} required />
+            <TextField
+              label="Reviewer"
+              name="reviewer"
+              value={reviewer}
+              onChange={setReviewer}
+              problems={decide.problems}
+              required
+            />
             <TextArea label="Notes" name="notes" value={notes} onChange={setNotes} problems={decide.problems} />
             <div className="buttons">
               {pm.status.state === 'Open' && (
@@ -214,7 +234,11 @@ function PostmortemActions({ pm }: { pm: Postmortem }) {
                   Start review
                 </button>
               )}
-              <button type={pm.status.state === 'Open' ? 'button' : 'submit'} onClick={pm.status.state === 'Open' ? run('close') : undefined} disabled={decide.busy}>
+              <button
+                type={pm.status.state === 'Open' ? 'button' : 'submit'}
+                onClick={pm.status.state === 'Open' ? run('close') : undefined}
+                disabled={decide.busy}
+              >
                 Close postmortem
               </button>
             </div>
@@ -231,9 +255,29 @@ function PostmortemActions({ pm }: { pm: Postmortem }) {
           }}
           aria-label="Feedback"
         >
-          <SelectField label="Remediation accuracy (1–5)" name="remediationAccuracy" value={accuracy} onChange={setAccuracy} options={['1', '2', '3', '4', '5']} any="not rated" problems={feedback.problems} />
-          <TextField label="Root cause override" name="overrideRootCause" value={override} onChange={setOverride} problems={feedback.problems} />
-          <TextArea label="Comments" name="comments" value={comments} onChange={setComments} problems={feedback.problems} />
+          <SelectField
+            label="Remediation accuracy (1–5)"
+            name="remediationAccuracy"
+            value={accuracy}
+            onChange={setAccuracy}
+            options={['1', '2', '3', '4', '5']}
+            any="not rated"
+            problems={feedback.problems}
+          />
+          <TextField
+            label="Root cause override"
+            name="overrideRootCause"
+            value={override}
+            onChange={setOverride}
+            problems={feedback.problems}
+          />
+          <TextArea
+            label="Comments"
+            name="comments"
+            value={comments}
+            onChange={setComments}
+            problems={feedback.problems}
+          />
           <button type="submit" disabled={feedback.busy}>
             Send feedback
           </button>

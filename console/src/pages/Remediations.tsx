@@ -21,7 +21,14 @@ export function Remediations({ route }: { route: Route }) {
       <Filters parts={['remediations']} initial={filter}>
         {(v, set) => (
           <>
-            <SelectField label="State" name="state" value={v.state} onChange={(x) => set('state', x)} options={PLAN_STATES} any="any" />
+            <SelectField
+              label="State"
+              name="state"
+              value={v.state}
+              onChange={(x) => set('state', x)}
+              options={PLAN_STATES}
+              any="any"
+            />
             <TextField label="Namespace" name="namespace" value={v.namespace} onChange={(x) => set('namespace', x)} />
             <TextField label="Incident" name="incident" value={v.incident} onChange={(x) => set('incident', x)} />
           </>
@@ -87,7 +94,10 @@ export function Remediations({ route }: { route: Route }) {
 
 interface PlanDetail {
   metadata: { name: string; namespace: string; creationTimestamp: string };
-  spec: Omit<Plan, 'name' | 'namespace' | 'state' | 'startedAt' | 'completedAt' | 'result' | 'approval' | 'creationTimestamp'>;
+  spec: Omit<
+    Plan,
+    'name' | 'namespace' | 'state' | 'startedAt' | 'completedAt' | 'result' | 'approval' | 'creationTimestamp'
+  >;
   status: { state: string; startedAt?: string; completedAt?: string; result: string; approval: string };
 }
 
@@ -96,7 +106,13 @@ export function RemediationDetail({ name }: { name: string }) {
   if (plan.isPending) return <Loading what={name} />;
   const p = plan.data;
   if (!p) return <Page title={name}>{<ErrorMessage error={plan.error} />}</Page>;
-  const flat: Plan = { ...p.spec, ...p.status, name: p.metadata.name, namespace: p.metadata.namespace, creationTimestamp: p.metadata.creationTimestamp };
+  const flat: Plan = {
+    ...p.spec,
+    ...p.status,
+    name: p.metadata.name,
+    namespace: p.metadata.namespace,
+    creationTimestamp: p.metadata.creationTimestamp,
+  };
   return (
     <Page title={`Remediation ${p.metadata.name}`}>
       <p>

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { ApiError, send, type FieldProblem } from '../api';
+import { ApiError, send, type FieldProblem } from '../http';
 import { SelectField, TextArea, TextField, problemsOf } from '../components/Fields';
 import { Page } from '../components/Layout';
 import { ErrorMessage, Loading, StatusMessage } from '../components/Messages';
@@ -80,11 +80,40 @@ function Editor({ name, initial }: { name?: string; initial: RunbookSpec }) {
     <Page title={title}>
       <form className="card form" onSubmit={submit} aria-label={title} noValidate>
         {!name && (
-          <TextField label="Name" name="name" value={newName} onChange={setNewName} problems={problems} hint="a DNS label, e.g. restart-checkout" required />
+          <TextField
+            label="Name"
+            name="name"
+            value={newName}
+            onChange={setNewName}
+            problems={problems}
+            hint="a DNS label, e.g. restart-checkout"
+            required
+          />
         )}
-        <SelectField label="Category" name="category" value={spec.category} onChange={(v) => set('category', v)} options={RUNBOOK_CATEGORIES} problems={problems} />
-        <TextArea label="Description" name="description" value={spec.description} onChange={(v) => set('description', v)} problems={problems} required />
-        <TextField label="Version" name="version" value={spec.version} onChange={(v) => set('version', v)} problems={problems} hint="semantic version, e.g. 1.0.0" />
+        <SelectField
+          label="Category"
+          name="category"
+          value={spec.category}
+          onChange={(v) => set('category', v)}
+          options={RUNBOOK_CATEGORIES}
+          problems={problems}
+        />
+        <TextArea
+          label="Description"
+          name="description"
+          value={spec.description}
+          onChange={(v) => set('description', v)}
+          problems={problems}
+          required
+        />
+        <TextField
+          label="Version"
+          name="version"
+          value={spec.version}
+          onChange={(v) => set('version', v)}
+          problems={problems}
+          hint="semantic version, e.g. 1.0.0"
+        />
         <fieldset className={`field${problemsOf(problems, 'severity') ? ' field-invalid' : ''}`}>
           <legend>Severities</legend>
           {SEVERITIES.map((s) => (
@@ -92,21 +121,45 @@ function Editor({ name, initial }: { name?: string; initial: RunbookSpec }) {
               <input
                 type="checkbox"
                 checked={spec.severity.includes(s)}
-                onChange={(e) => set('severity', e.target.checked ? [...spec.severity, s] : spec.severity.filter((x) => x !== s))}
+                onChange={(e) =>
+                  set('severity', e.target.checked ? [...spec.severity, s] : spec.severity.filter((x) => x !== s))
+                }
               />{' '}
               {s}
             </label>
           ))}
-          {problemsOf(problems, 'severity') && <small className="field-error">{problemsOf(problems, 'severity')}</small>}
+          {problemsOf(problems, 'severity') && (
+            <small className="field-error">{problemsOf(problems, 'severity')}</small>
+          )}
         </fieldset>
         <label className="inline">
-          <input type="checkbox" checked={spec.automated} onChange={(e) => set('automated', e.target.checked)} /> Automated (run by Foghorn)
+          <input type="checkbox" checked={spec.automated} onChange={(e) => set('automated', e.target.checked)} />{' '}
+          Automated (run by Foghorn)
         </label>
         <label className="inline">
-          <input type="checkbox" checked={spec.approvalRequired} onChange={(e) => set('approvalRequired', e.target.checked)} /> Approval required
+          <input
+            type="checkbox"
+            checked={spec.approvalRequired}
+            onChange={(e) => set('approvalRequired', e.target.checked)}
+          />{' '}
+          Approval required
         </label>
-        <TextField label="Signal types" name="targets.signalTypes" value={signalTypes} onChange={setSignalTypes} problems={problems} hint="comma-separated; empty = any" />
-        <TextField label="Resource kinds" name="targets.resourceKinds" value={resourceKinds} onChange={setResourceKinds} problems={problems} hint="comma-separated; empty = any" />
+        <TextField
+          label="Signal types"
+          name="targets.signalTypes"
+          value={signalTypes}
+          onChange={setSignalTypes}
+          problems={problems}
+          hint="comma-separated; empty = any"
+        />
+        <TextField
+          label="Resource kinds"
+          name="targets.resourceKinds"
+          value={resourceKinds}
+          onChange={setResourceKinds}
+          problems={problems}
+          hint="comma-separated; empty = any"
+        />
         <TextField
           label="Max attempts"
           name="maxAttempts"
@@ -131,13 +184,22 @@ function Editor({ name, initial }: { name?: string; initial: RunbookSpec }) {
           rows={10}
           problems={stepsError ? [...problems, { path: 'steps', message: stepsError }] : problems}
         />
-        {unplaced ? <ErrorMessage error={save.error} /> : save.error ? <p role="alert" className="message message-error">The runbook was not saved: see the fields marked below their input.</p> : null}
+        {unplaced ? (
+          <ErrorMessage error={save.error} />
+        ) : save.error ? (
+          <p role="alert" className="message message-error">
+            The runbook was not saved: see the fields marked below their input.
+          </p>
+        ) : null}
         <StatusMessage text={save.done} />
         <div className="buttons">
           <button type="submit" className="primary" disabled={save.busy}>
             Save
           </button>
-          <a className="button" href={save.done ? href('runbooks', name ?? newName) : name ? href('runbooks', name) : href('runbooks')}>
+          <a
+            className="button"
+            href={save.done ? href('runbooks', name ?? newName) : name ? href('runbooks', name) : href('runbooks')}
+          >
             {save.done ? 'View runbook' : 'Cancel'}
           </a>
         </div>
@@ -146,4 +208,14 @@ function Editor({ name, initial }: { name?: string; initial: RunbookSpec }) {
   );
 }
 
-const FIELDS = ['name', 'category', 'description', 'version', 'severity', 'targets', 'maxAttempts', 'verificationWindow', 'steps'];
+const FIELDS = [
+  'name',
+  'category',
+  'description',
+  'version',
+  'severity',
+  'targets',
+  'maxAttempts',
+  'verificationWindow',
+  'steps',
+];

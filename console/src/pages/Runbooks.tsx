@@ -2,7 +2,7 @@ import { Badge } from '../components/Badge';
 import { Facts, Page, Section, TableScroll } from '../components/Layout';
 import { ErrorMessage, Loading, StatusMessage } from '../components/Messages';
 import { useAction } from '../components/useAction';
-import { send } from '../api';
+import { send } from '../http';
 import { useApi } from '../queries';
 import { href } from '../router';
 import { useIdentity } from '../session';

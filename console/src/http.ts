@@ -100,7 +100,12 @@ export async function getJson<T>(path: string, query?: Record<string, string | n
   return (await (await request('GET', path, { query })).json()) as T;
 }
 
-export async function send<T>(method: 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, query?: Record<string, string | undefined>): Promise<T> {
+export async function send<T>(
+  method: 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+  query?: Record<string, string | undefined>,
+): Promise<T> {
   const res = await request(method, path, { body, query });
   return (res.status === 204 ? undefined : await res.json()) as T;
 }
