@@ -191,6 +191,10 @@ it('approves the pending approval with a comment, and the remediation continues'
   const plans = section(page, 'Remediation plans');
   await plans.locator('tbody tr', { hasText: 'HttpRequest' }).getByText('ok', { exact: true }).waitFor(UI_WAIT);
   expect(receiver.hits('/gated/resolver')).toBe(1);
+  // The open page's timeline grew with the decision and the step, no reload.
+  const timeline = section(page, 'Timeline');
+  await timeline.locator('li[data-type="ApprovalDecided"]').waitFor(UI_WAIT);
+  await timeline.locator('li[data-type="ActionExecuted"]').waitFor(UI_WAIT);
   await approvals.getByRole('cell', { name: /operator-user: the call is safe/ }).waitFor(UI_WAIT);
   await browser.screenshot(page, '03-incident-detail-remediated');
 });
