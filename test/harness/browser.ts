@@ -32,10 +32,8 @@ export function ensureConsoleBuilt(): void {
       '--logLevel',
       'error',
     ],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
+    // Jest sets NODE_ENV=test, which would make Vite bundle React's development build.
+    { cwd: ROOT, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } },
   );
 }
 
