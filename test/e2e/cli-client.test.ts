@@ -186,7 +186,7 @@ describe('incidents', () => {
   it('an unknown incident: exit 1 with the API’s 404', async () => {
     const res = await cli(['incidents', 'get', 'INC-20990101-999']);
     expect(res).toMatchObject({ code: 1, stdout: '' });
-    expect(res.stderr).toBe('Error from server (404 Incident not found): Incident INC-20990101-999 does not exist\n');
+    expect(res.stderr).toBe('Error from server (404 Incident not found): incident INC-20990101-999 does not exist\n');
   });
 });
 
@@ -260,8 +260,8 @@ describe('approvals and remediations', () => {
     ).items[0];
     const plans = await cli(['remediations', 'list', '--incident', second.incident]);
     expect(rowsOf(plans.stdout)).toEqual([
-      ['NAME', 'NAMESPACE', 'INCIDENT', 'STRATEGY', 'STATE', 'ATTEMPT', 'RISK', 'AGE'],
-      [plan.name, 'shop', second.incident, plan.strategy, 'Failed', '1', String(plan.riskScore), expect.any(String)],
+      ['NAME', 'NAMESPACE', 'INCIDENT', 'RUNBOOK', 'STATE', 'ATTEMPT', 'RISK', 'AGE'],
+      [plan.name, 'shop', second.incident, 'cli-latency-http', 'Failed', '1', String(plan.riskScore), expect.any(String)],
     ]);
     await sameAsApi(
       ['remediations', 'list', '--incident', second.incident],
@@ -415,7 +415,7 @@ describe('configuration, login and errors', () => {
         env: noEnv,
         token: null,
       });
-      expect(flagged.stderr).toContain('409 Incident already resolved');
+      expect(flagged.stderr).toContain('409 Incident already acknowledged'); // not the viewer's 403
       // The environment beats the file too.
       const envWins = await cli(['incidents', 'list'], {
         env: { ...noEnv, FOGHORN_TOKEN: 'fgh_env_wrong' },
