@@ -119,7 +119,10 @@ describe('runbooks', () => {
       stdout: 'runbook/cli-disk-cleanup deleted\n',
     });
     const gone = await cli(['runbooks', 'get', 'cli-disk-cleanup']);
-    expect(gone).toMatchObject({ code: 1, stderr: 'Error from server (404 Runbook not found): Runbook cli-disk-cleanup does not exist\n' });
+    expect(gone).toMatchObject({
+      code: 1,
+      stderr: 'Error from server (404 Runbook not found): Runbook cli-disk-cleanup does not exist\n',
+    });
   });
 
   it('apply reports the API’s field problems (400) and a file that is not a runbook', async () => {
