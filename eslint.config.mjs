@@ -174,7 +174,7 @@ export default tseslint.config(
     // Build scripts run by npm before anything is compiled: plain ES modules on Node, untyped.
     files: ['tools/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: { process: 'readonly' } },
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: globals.node },
   },
   {
     // The operator console (browser code, React): type-aware through its own tsconfig, the rules of
