@@ -38,27 +38,31 @@ function walk(command: Command, path: string, nodes: Node[]): void {
 /** Single-quoted for bash and zsh. */
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-function tables(program: Command, declare: string): string {
+/** The tables the scripts look things up in: bash `declare -A x=([k]=v)`, zsh `typeset -A x; x=(k v)`. */
+function tables(program: Command, shell: 'bash' | 'zsh'): string {
   const nodes: Node[] = [];
   walk(program, program.name(), nodes);
-  const cmds: string[] = [];
-  const descs: string[] = [];
-  const next: string[] = [];
-  const opts: string[] = [];
-  const choices: string[] = [];
+  type Row = [key: string, value: string];
+  const cmds: Row[] = [];
+  const descs: Row[] = [];
+  const next: Row[] = [];
+  const opts: Row[] = [];
+  const choices: Row[] = [];
   for (const n of nodes) {
     if (n.commands.length) {
-      cmds.push(`  [${q(n.path)}]=${q(n.commands.map((c) => c.name).join(' '))}`);
-      descs.push(
-        `  [${q(n.path)}]=${q(n.commands.map((c) => `${c.name}:${c.description.replace(/[:\n]/g, ' ')}`).join('\n'))}`,
-      );
+      cmds.push([n.path, n.commands.map((c) => c.name).join(' ')]);
+      descs.push([n.path, n.commands.map((c) => `${c.name}:${c.description.replace(/[:\n]/g, ' ')}`).join('\n')]);
     }
-    for (const [word, name] of Object.entries(n.next)) next.push(`  [${q(`${n.path} ${word}`)}]=${q(name)}`);
-    opts.push(`  [${q(n.path)}]=${q(n.options.join(' '))}`);
-    for (const [flag, values] of Object.entries(n.choices))
-      choices.push(`  [${q(`${n.path}|${flag}`)}]=${q(values.join(' '))}`);
+    for (const [word, name] of Object.entries(n.next)) next.push([`${n.path} ${word}`, name]);
+    opts.push([n.path, n.options.join(' ')]);
+    for (const [flag, values] of Object.entries(n.choices)) choices.push([`${n.path}|${flag}`, values.join(' ')]);
   }
-  const table = (name: string, rows: string[]) => `${declare} _${program.name()}_${name}=(\n${rows.join('\n')}\n)`;
+  const table = (name: string, rows: Row[]) => {
+    const variable = `_${program.name()}_${name}`;
+    return shell === 'bash'
+      ? `declare -gA ${variable}=(\n${rows.map(([k, v]) => `  [${q(k)}]=${q(v)}`).join('\n')}\n)`
+      : `typeset -gA ${variable}\n${variable}=(\n${rows.map(([k, v]) => `  ${q(k)} ${q(v)}`).join('\n')}\n)`;
+  };
   return [
     table('cmds', cmds),
     table('descs', descs),
@@ -71,7 +75,7 @@ function tables(program: Command, declare: string): string {
 export function bashCompletion(program: Command): string {
   const p = program.name();
   return `# ${p} completion for bash. Load it with:  source <(${p} completion bash)
-${tables(program, 'declare -gA')}
+${tables(program, 'bash')}
 
 _${p}_complete() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" path=${q(p)} word i
@@ -100,7 +104,7 @@ export function zshCompletion(program: Command): string {
   const p = program.name();
   return `#compdef ${p}
 # ${p} completion for zsh. Load it with:  source <(${p} completion zsh)
-${tables(program, 'typeset -gA')}
+${tables(program, 'zsh')}
 
 _${p}_complete() {
   local cmdpath=${q(p)} word i cur="\${words[CURRENT]}" prev="\${words[CURRENT-1]}"
