@@ -261,7 +261,16 @@ describe('approvals and remediations', () => {
     const plans = await cli(['remediations', 'list', '--incident', second.incident]);
     expect(rowsOf(plans.stdout)).toEqual([
       ['NAME', 'NAMESPACE', 'INCIDENT', 'RUNBOOK', 'STATE', 'ATTEMPT', 'RISK', 'AGE'],
-      [plan.name, 'shop', second.incident, 'cli-latency-http', 'Failed', '1', String(plan.riskScore), expect.any(String)],
+      [
+        plan.name,
+        'shop',
+        second.incident,
+        'cli-latency-http',
+        'Failed',
+        '1',
+        String(plan.riskScore),
+        expect.any(String),
+      ],
     ]);
     await sameAsApi(
       ['remediations', 'list', '--incident', second.incident],
