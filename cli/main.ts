@@ -98,14 +98,10 @@ program.addCommand(gatewayCommand(loadConfig));
 program.addCommand(auditCommand(loadConfig));
 addClientCommands(program);
 
-/** Every command, the program's included (commander's settings are per command). */
-const everyCommand = (c: Command): Command[] => [c, ...c.commands.flatMap(everyCommand)];
-
-// Usage errors (unknown command or option, missing argument, a value not among the choices)
-// exit 2; help and --version exit 0.
-for (const c of everyCommand(program)) c.exitOverride();
-
 program.parseAsync(process.argv).catch(async (err: Error) => {
+  // The client commands' usage errors (unknown command or option, missing argument, a value not
+  // among the choices) exit 2, their help 0 (cli/client/command.ts: exitOverride). The server
+  // commands (dev, api, worker, token, gateway, audit verify-file) keep commander's own exits.
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
   const { ConfigError } = await import('../domain/config');
   if (err instanceof ConfigError) {

@@ -1,8 +1,8 @@
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { ANALYTICS_PERIODS, TREND_GROUPS } from '../../domain/analytics';
 import { GRANULARITIES } from '../../domain/mttr';
 import { formatTable, type Column } from '../../domain/table';
-import { act, clientCommand } from './command';
+import { act, clientCommand, clientGroup } from './command';
 import { keyValues, printAnswer, show } from './output';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- API JSON, shown as the API sends it */
@@ -88,7 +88,7 @@ function describeCompliance(a: Json): string {
 
 /** `foghorn analytics mttr|trends|compliance`. */
 export function analyticsCommand(): Command {
-  const analytics = new Command('analytics').description('MTTR, incident trends and the compliance report');
+  const analytics = clientGroup('analytics').description('MTTR, incident trends and the compliance report');
   analytics.addCommand(
     clientCommand('mttr', 'mean time to resolve: overall, by severity and phase, against earlier periods')
       .addOption(new Option('--period <period>', 'the window, up to now').choices(ANALYTICS_PERIODS))

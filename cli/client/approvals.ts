@@ -1,6 +1,6 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { ageOf, type Column } from '../../domain/table';
-import { act, clientCommand, withPaging } from './command';
+import { act, clientCommand, clientGroup, withPaging } from './command';
 import { pathOf } from './http';
 import { printAnswer, printList, printOne, show, type ListAnswer } from './output';
 
@@ -43,7 +43,7 @@ function decideCommand(decision: 'approve' | 'reject'): Command {
 
 /** `foghorn approvals list|get|approve|reject`. */
 export function approvalsCommand(): Command {
-  const approvals = new Command('approvals').alias('approval').description('remediation approvals: list and decide');
+  const approvals = clientGroup('approvals').alias('approval').description('remediation approvals: list and decide');
   approvals.addCommand(
     withPaging(
       clientCommand('list', 'list approvals, newest first')

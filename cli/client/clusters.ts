@@ -1,6 +1,6 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { ageOf, type Column } from '../../domain/table';
-import { act, clientCommand, withPaging } from './command';
+import { act, clientCommand, clientGroup, withPaging } from './command';
 import { pathOf } from './http';
 import { printList, printOne, show, type ListAnswer } from './output';
 
@@ -40,7 +40,7 @@ const detailColumns: Column<Json>[] = [
 
 /** `foghorn clusters list|get`. */
 export function clustersCommand(): Command {
-  const clusters = new Command('clusters').alias('cluster').description('registered Kubernetes clusters');
+  const clusters = clientGroup('clusters').alias('cluster').description('registered Kubernetes clusters');
   clusters.addCommand(
     withPaging(
       clientCommand('list', 'list registered clusters, by name').option('--tier <tier>', 'only this tier'),

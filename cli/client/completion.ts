@@ -1,4 +1,5 @@
-import { Argument, Command, type Option } from 'commander';
+import { Argument, type Command, type Option } from 'commander';
+import { clientGroup } from './command';
 
 /**
  * `foghorn completion bash|zsh`: a completion script made by walking the commander tree, so it
@@ -132,7 +133,7 @@ compdef _${p}_complete ${p}
 
 /** The \`completion\` command; \`root\` is the whole program, walked when the script is asked for. */
 export function completionCommand(root: () => Command): Command {
-  return new Command('completion')
+  return clientGroup('completion')
     .description('print a shell completion script (bash or zsh)')
     .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh']))
     .action((shell: 'bash' | 'zsh') => {

@@ -1,6 +1,6 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { ageOf, formatTable, type Column } from '../../domain/table';
-import { act, clientCommand, withPaging } from './command';
+import { act, clientCommand, clientGroup, withPaging } from './command';
 import { pathOf } from './http';
 import { printAnswer, printList, printOne, show, type ListAnswer } from './output';
 
@@ -58,7 +58,7 @@ interface ListOpts {
 
 /** `foghorn incidents list|get|timeline|ack|snooze|resolve`. */
 export function incidentsCommand(): Command {
-  const incidents = new Command('incidents').alias('incident').description('list, inspect and act on incidents');
+  const incidents = clientGroup('incidents').alias('incident').description('list, inspect and act on incidents');
 
   incidents.addCommand(
     withPaging(

@@ -1,6 +1,6 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { ageOf, type Column } from '../../domain/table';
-import { act, clientCommand, withPaging } from './command';
+import { act, clientCommand, clientGroup, withPaging } from './command';
 import { pathOf } from './http';
 import { printAnswer, printList, printOne, show, type ListAnswer } from './output';
 
@@ -63,7 +63,7 @@ function reviewCommand(verb: 'review' | 'close'): Command {
 
 /** `foghorn postmortems list|get|review|close`. */
 export function postmortemsCommand(): Command {
-  const postmortems = new Command('postmortems').alias('postmortem').description('postmortems: read, review, close');
+  const postmortems = clientGroup('postmortems').alias('postmortem').description('postmortems: read, review, close');
   postmortems.addCommand(
     withPaging(
       clientCommand('list', 'list postmortems, newest first')

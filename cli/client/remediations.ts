@@ -1,6 +1,6 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { ageOf, type Column } from '../../domain/table';
-import { act, clientCommand, withPaging } from './command';
+import { act, clientCommand, clientGroup, withPaging } from './command';
 import { pathOf } from './http';
 import { printList, printOne, show, type ListAnswer } from './output';
 
@@ -39,7 +39,7 @@ const detailColumns: Column<Json>[] = [
 
 /** `foghorn remediations list|get`. */
 export function remediationsCommand(): Command {
-  const remediations = new Command('remediations')
+  const remediations = clientGroup('remediations')
     .alias('remediation')
     .description('remediation plans (read-only: the incident workflows run them)');
   remediations.addCommand(

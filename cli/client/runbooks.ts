@@ -1,9 +1,9 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { readFile } from 'fs/promises';
 import { text as streamText } from 'stream/consumers';
 import { parseAllDocuments } from 'yaml';
 import { ageOf, type Column } from '../../domain/table';
-import { act, clientCommand, withPaging } from './command';
+import { act, clientCommand, clientGroup, withPaging } from './command';
 import { ApiFailure, ClientError } from './errors';
 import { pathOf, type ApiClient } from './http';
 import { printAnswer, printList, printOne, show, type ListAnswer } from './output';
@@ -90,7 +90,7 @@ async function apply(client: ApiClient, name: string, spec: Record<string, unkno
 
 /** `foghorn runbooks list|get|apply|delete`. */
 export function runbooksCommand(): Command {
-  const runbooks = new Command('runbooks')
+  const runbooks = clientGroup('runbooks')
     .alias('runbook')
     .description('runbooks: list, show, apply from a file, delete');
   runbooks.addCommand(
