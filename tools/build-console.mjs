@@ -51,6 +51,9 @@ try {
   process.exit(1);
 }
 say('building the console into dist/console');
+// Vite takes NODE_ENV from the environment when it is set: under Jest (`test`) it would bundle
+// React's development build. The console is always built for production.
+process.env.NODE_ENV = 'production';
 // A forced build (npm run build:console) prints Vite's size report; the automatic ones stay quiet.
 await vite.build({
   configFile: path.join(sources, 'vite.config.ts'),

@@ -314,6 +314,103 @@ it('shows the API’s validation errors on the runbook form’s fields', async (
   await browser.screenshot(page, '07-runbook-form-errors');
 });
 
+it('answers a decision someone made first with a clear 409, and a role the token lacks with a clear 403', async () => {
+  // An OOMKilled, critical incident's plan has risk 90 (≥ 85): only an admin may decide it.
+  const gated = await createRunbook(
+    runbookSpecSchema.parse({
+      name: 'admin-gated-oom',
+      category: 'oomkill',
+      description: 'a memory fix an admin must approve',
+      version: '1.0.0',
+      automated: true,
+      approvalRequired: true,
+      severity: ['critical'],
+      targets: { signalTypes: ['OOMKilled'] },
+      steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${receiver.baseUrl}/admin/{{resourceName}}` } }],
+    }),
+  );
+  expect(gated.created).toBe(true);
+  const pendingApprovalFor = async (resource: string) => {
+    const created = await s.call('POST', '/incidents', {
+      token: s.tokens.admin,
+      body: {
+        resource,
+        namespace: 'shop',
+        signalType: 'OOMKilled',
+        severity: 'critical',
+        description: 'out of memory',
+      },
+    });
+    expect(created.status).toBe(201);
+    const listed = await s.eventually(
+      () => get(`/approvals?status=pending&incident=${created.body.metadata.name}`),
+      (r) => r.body.items?.length === 1,
+      90_000,
+    );
+    const approval = listed.body.items[0];
+    expect(approval).toMatchObject({ requiredRole: 'admin', riskScore: 90 });
+    await approvalAwaitingDecision(s.client, approval.name);
+    return approval.name as string;
+  };
+  const first = await pendingApprovalFor('Deployment/cache');
+  const second = await pendingApprovalFor('Deployment/search');
+
+  // 409: an admin's page that has not refreshed yet (its approval lists are held at what it first
+  // saw) still offers a decision another admin has just made; the real API refuses it.
+  const stale = await browser.newPage();
+  let held = true;
+  const seen = new Map<string, { status: number; headers: Record<string, string>; body: Buffer }>();
+  await stale.route(/\/api\/v1\/approvals\?/, async (route) => {
+    const key = route.request().url();
+    const kept = held ? seen.get(key) : undefined;
+    if (kept) return route.fulfill(kept);
+    const response = await route.fetch();
+    const body = await response.body();
+    if (held) seen.set(key, { status: response.status(), headers: response.headers(), body });
+    return route.fulfill({ response, body });
+  });
+  await signIn(stale, s.tokens.admin);
+  await visit(stale, '#/approvals', 'Approvals');
+  const row = (p: Page, name: string) => p.locator('tbody tr', { has: p.getByRole('link', { name, exact: true }) });
+  await row(stale, first).getByLabel(`Comment on ${first}`).waitFor(UI_WAIT);
+  const other = await s.call('POST', `/approvals/${first}/approve`, { token: s.tokens.admin, body: {} });
+  expect(other.status).toBe(200);
+  browser.expectConsoleError(/409/);
+  await row(stale, first).getByLabel(`Comment on ${first}`).fill('too late');
+  await row(stale, first).getByRole('button', { name: 'Reject' }).click();
+  const conflict = row(stale, first).getByRole('alert');
+  await conflict.filter({ hasText: /^Already done — Approval already decided: .*admin-user/ }).waitFor(UI_WAIT);
+  // The page catches up (the refusal refreshes it) and the answer stays in view.
+  held = false;
+  await row(stale, first).getByText('approved', { exact: true }).waitFor(UI_WAIT);
+  await conflict.waitFor();
+  await browser.screenshot(stale, '08-approvals-409');
+  expect((await get(`/approvals/${first}`)).body).toMatchObject({ status: 'approved', decidedBy: 'admin-user' });
+
+  // 403: an operator who edits the stored session to claim "admin" sees the admin's buttons,
+  // but the API decides by the token: the approval stays pending.
+  const forged = await browser.newPage();
+  await signIn(forged, s.tokens.operator);
+  await forged.evaluate(() => {
+    const w = globalThis as unknown as InPage & { sessionStorage: { setItem(k: string, v: string): void } };
+    const session = JSON.parse(w.sessionStorage.getItem('foghorn.session') ?? '{}') as Record<string, string>;
+    w.sessionStorage.setItem('foghorn.session', JSON.stringify({ ...session, role: 'admin' }));
+  });
+  await forged.reload();
+  await visit(forged, '#/approvals', 'Approvals');
+  browser.expectConsoleError(/403/);
+  await row(forged, second).getByRole('button', { name: 'Approve' }).click();
+  await row(forged, second)
+    .getByRole('alert')
+    .filter({ hasText: /^Not allowed — Forbidden: .*admin/ })
+    .waitFor(UI_WAIT);
+  await browser.screenshot(forged, '09-approvals-403');
+  expect((await get(`/approvals/${second}`)).body).toMatchObject({ status: 'pending' });
+  expect(receiver.hits('/admin/search')).toBe(0); // the refused plan never ran its step
+  await stale.context().close();
+  await forged.context().close();
+});
+
 it('renders every page without an error (screenshots in test-results/console)', async () => {
   const pages: [string, string | RegExp, string][] = [
     ['#/incidents', 'Incidents', '10-incidents'],

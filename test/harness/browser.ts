@@ -1,40 +1,18 @@
 import { execFileSync } from 'child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'fs';
+import { mkdirSync } from 'fs';
 import path from 'path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 const ROOT = path.join(__dirname, '../..');
 export const SCREENSHOTS = path.join(ROOT, 'test-results/console');
-const INDEX = path.join(ROOT, 'dist/console/index.html');
-
-/** Newest modification time under `dir` (ms). */
-function newest(dir: string): number {
-  return readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
-    const p = path.join(dir, e.name);
-    return Math.max(m, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }, 0);
-}
 
 /**
- * Builds the console (dist/console) when it is missing or older than its sources. Must run
- * before the API is created: createApp reads index.html once.
+ * Builds the console (dist/console) when its sources changed, with the same script `npm test`
+ * runs first (so this costs a hash when run from npm test). Must run before the API is
+ * created: createApp reads index.html once.
  */
 export function ensureConsoleBuilt(): void {
-  const built = existsSync(INDEX) ? statSync(INDEX).mtimeMs : 0;
-  if (built > newest(path.join(ROOT, 'console'))) return;
-  execFileSync(
-    process.execPath,
-    [
-      path.join(ROOT, 'node_modules/vite/bin/vite.js'),
-      'build',
-      '--config',
-      'console/vite.config.ts',
-      '--logLevel',
-      'error',
-    ],
-    // Jest sets NODE_ENV=test, which would make Vite bundle React's development build.
-    { cwd: ROOT, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } },
-  );
+  execFileSync(process.execPath, [path.join(ROOT, 'tools/build-console.mjs')], { cwd: ROOT, stdio: 'inherit' });
 }
 
 export const LAPTOP = { width: 1280, height: 800 };

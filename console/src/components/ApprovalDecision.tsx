@@ -19,8 +19,14 @@ export function ApprovalDecision({ approval }: { approval: Approval }) {
       send<Approval>('POST', `/approvals/${encodeURIComponent(approval.name)}/${verb}`, comment ? { comment } : {}),
     (a) => `${a.name} ${a.status} by ${a.decidedBy ?? 'you'}.`,
   );
+  // Once decided (here or elsewhere: a 409), the answer stays in view after the refresh.
   if (approval.status !== 'pending' || !atLeast(role, approval.requiredRole))
-    return action.done ? <StatusMessage text={action.done} /> : null;
+    return action.done || action.error ? (
+      <>
+        <ErrorMessage error={action.error} />
+        <StatusMessage text={action.done} />
+      </>
+    ) : null;
   const submit = (verb: 'approve' | 'reject') => (e?: FormEvent) => {
     e?.preventDefault();
     action.run(verb);

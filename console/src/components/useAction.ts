@@ -5,6 +5,7 @@ import { ApiError } from '../http';
 /**
  * A state change from the console: runs `fn`, then refreshes every query (the API's answer is
  * the truth) and says what happened (`done`, role="status") or why not (`error`, role="alert").
+ * A refusal refreshes too: a 409 means the page was behind (someone else acted first).
  */
 export function useAction<A, R>(fn: (arg: A) => Promise<R>, confirmation: (result: R, arg: A) => string) {
   const queryClient = useQueryClient();
@@ -16,6 +17,7 @@ export function useAction<A, R>(fn: (arg: A) => Promise<R>, confirmation: (resul
       setDone(confirmation(result, arg));
       await queryClient.invalidateQueries();
     },
+    onError: () => queryClient.invalidateQueries(),
   });
   const problems = mutation.error instanceof ApiError ? mutation.error.problems : [];
   return {

@@ -8,33 +8,34 @@ import { useApi } from '../queries';
 import { href } from '../router';
 import type { Approval, List } from '../types';
 
-/** Approvals: pending ones first (they wait for someone), then the decided ones, newest first. */
+/**
+ * Approvals: pending ones first (they wait for someone), then the decided ones, newest first, in
+ * one table: a row that gets decided moves down but keeps its decision form's answer in view.
+ */
 export function Approvals() {
   const pending = useApi<List<Approval>>('/approvals', { status: 'pending', pageSize: 100 });
   const recent = useApi<List<Approval>>('/approvals', { pageSize: 50 });
-  const decided = recent.data?.items.filter((a) => a.status !== 'pending') ?? [];
+  // Both lists, each approval once (the pending list's copy wins), pending first. A row never
+  // leaves the table while the two lists refresh one after the other, so its answer stays.
+  const pendingItems = pending.data?.items ?? [];
+  const rows = [
+    ...pendingItems,
+    ...(recent.data?.items ?? []).filter((a) => !pendingItems.some((p) => p.name === a.name)),
+  ].sort((a, b) => Number(b.status === 'pending') - Number(a.status === 'pending'));
   return (
     <Page title="Approvals">
-      <Section title="Pending">
-        <ErrorMessage error={pending.error} />
-        {pending.isPending ? (
-          <Loading what="approvals" />
-        ) : (
-          <ApprovalTable items={pending.data?.items ?? []} decide label="Pending approvals" />
-        )}
-      </Section>
-      <Section title="Decided">
-        <ErrorMessage error={recent.error} />
-        <ApprovalTable items={decided} label="Decided approvals" />
+      <Section title="Pending first">
+        <ErrorMessage error={pending.error ?? recent.error} />
+        {pending.isPending ? <Loading what="approvals" /> : <ApprovalTable items={rows} />}
       </Section>
     </Page>
   );
 }
 
-function ApprovalTable({ items, decide = false, label }: { items: Approval[]; decide?: boolean; label: string }) {
+function ApprovalTable({ items }: { items: Approval[] }) {
   if (items.length === 0) return <p className="muted">None.</p>;
   return (
-    <TableScroll label={label}>
+    <TableScroll label="Approvals, pending first">
       <thead>
         <tr>
           <th scope="col">Approval</th>
@@ -43,8 +44,8 @@ function ApprovalTable({ items, decide = false, label }: { items: Approval[]; de
           <th scope="col">Action</th>
           <th scope="col">Risk</th>
           <th scope="col">Needs</th>
-          <th scope="col">{decide ? 'Expires' : 'Decided'}</th>
-          {decide && <th scope="col">Decision</th>}
+          <th scope="col">Expires / decided</th>
+          <th scope="col">Decision</th>
         </tr>
       </thead>
       <tbody>
@@ -62,12 +63,14 @@ function ApprovalTable({ items, decide = false, label }: { items: Approval[]; de
             <td className="wrap">{a.action}</td>
             <td>{a.riskScore}</td>
             <td>{a.requiredRole}</td>
-            <td>{decide ? when(a.expiresAt) : `${when(a.decidedAt)}${a.decidedBy ? ` by ${a.decidedBy}` : ''}`}</td>
-            {decide && (
-              <td>
-                <ApprovalDecision approval={a} />
-              </td>
-            )}
+            <td>
+              {a.status === 'pending'
+                ? `expires ${when(a.expiresAt)}`
+                : `${when(a.decidedAt)}${a.decidedBy ? ` by ${a.decidedBy}` : ''}`}
+            </td>
+            <td>
+              <ApprovalDecision approval={a} />
+            </td>
           </tr>
         ))}
       </tbody>
