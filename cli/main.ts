@@ -98,10 +98,16 @@ program.addCommand(gatewayCommand(loadConfig));
 program.addCommand(auditCommand(loadConfig));
 addClientCommands(program);
 
+/** Every command throws its usage errors (exitOverride) instead of exiting 1: main makes them 2. */
+function throwUsageErrors(command: Command): void {
+  command.exitOverride();
+  command.commands.forEach(throwUsageErrors);
+}
+throwUsageErrors(program);
+
 program.parseAsync(process.argv).catch(async (err: Error) => {
-  // The client commands' usage errors (unknown command or option, missing argument, a value not
-  // among the choices) exit 2, their help 0 (cli/client/command.ts: exitOverride). The server
-  // commands (dev, api, worker, token, gateway, audit verify-file) keep commander's own exits.
+  // Usage errors (unknown command or option, missing argument, a value not among the choices)
+  // exit 2 for every command; help and --version exit 0.
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
   const { ConfigError } = await import('../domain/config');
   if (err instanceof ConfigError) {

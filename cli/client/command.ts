@@ -18,18 +18,14 @@ export interface ClientContext<O> {
   whoami(): Promise<Identity>;
 }
 
-/**
- * A group of client commands (`incidents`, `runbooks`…). Client commands exit 2 on a usage
- * error (main maps commander's errors); the server commands keep commander's exit 1.
- */
+/** A group of client commands (`incidents`, `runbooks`…); main makes their usage errors exit 2. */
 export function clientGroup(name: string): Command {
-  return new Command(name).exitOverride();
+  return new Command(name);
 }
 
 /** A client command: `--url`, `--token` and (unless `output: false`) `-o table|wide|json|yaml`. */
 export function clientCommand(name: string, description: string, opts: { output?: boolean } = {}): Command {
   const command = new Command(name)
-    .exitOverride()
     .description(description)
     .addOption(
       new Option(

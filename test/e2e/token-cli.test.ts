@@ -41,7 +41,7 @@ describe('foghorn token (CLI)', () => {
   });
 
   it('refuses an unknown role and a bad environment with a clear message', async () => {
-    await expect(foghorn('token', 'create', '--user', 'bob', '--role', 'root')).rejects.toMatchObject({ code: 1 });
+    await expect(foghorn('token', 'create', '--user', 'bob', '--role', 'root')).rejects.toMatchObject({ code: 2 }); // usage
     await expect(
       run(process.execPath, [CLI, 'token', 'list'], {
         env: { ...process.env, MONGODB_URI: 'http://nope', FOGHORN_RATE_LIMIT: 'many' },
