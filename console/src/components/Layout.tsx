@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import type { List } from '../types';
 
 /** A page: its one h1 and what it shows. */
 export function Page({ title, actions, children }: { title: ReactNode; actions?: ReactNode; children: ReactNode }) {
@@ -73,5 +74,58 @@ export function Pager({
         Next
       </button>
     </nav>
+  );
+}
+
+/**
+ * One page of an API list: a table with a column header per `headers`, a row per item (`row`
+ * returns the `<tr>`), a row saying so when nothing matches, and the pager under it.
+ */
+export function PagedTable<T>({
+  label,
+  caption,
+  headers,
+  list,
+  row,
+  empty,
+  onPage,
+}: {
+  label: string;
+  caption?: string;
+  headers: string[];
+  list: List<T>;
+  row: (item: T) => ReactNode;
+  empty: string;
+  onPage: (p: number) => void;
+}) {
+  return (
+    <>
+      <TableScroll label={label}>
+        {caption && <caption className="visually-hidden">{caption}</caption>}
+        <thead>
+          <tr>
+            {headers.map((h) => (
+              <th scope="col" key={h}>
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {list.items.map(row)}
+          {list.items.length === 0 && (
+            <tr>
+              <td colSpan={headers.length}>{empty}</td>
+            </tr>
+          )}
+        </tbody>
+      </TableScroll>
+      <Pager
+        page={list.metadata.page}
+        pageSize={list.metadata.pageSize}
+        total={list.metadata.totalCount}
+        onPage={onPage}
+      />
+    </>
   );
 }

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { download } from '../http';
 import { Filters, toIso, toLocal } from '../components/Filters';
 import { SelectField, TextField } from '../components/Fields';
-import { Page, Pager, Section, TableScroll } from '../components/Layout';
+import { Page, PagedTable, Section } from '../components/Layout';
 import { ErrorMessage, Loading, StatusMessage } from '../components/Messages';
 import { when } from '../format';
 import { useApi } from '../queries';
@@ -60,42 +60,26 @@ export function Audit({ route }: { route: Route }) {
         <Loading what="audit records" />
       ) : (
         list.data && (
-          <>
-            <TableScroll label="Audit records">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">User</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Resource</th>
-                  <th scope="col">Namespace</th>
-                  <th scope="col">Source IP</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.items.map((a) => (
-                  <tr key={a.id}>
-                    <td>{when(a.timestamp)}</td>
-                    <td>{a.action}</td>
-                    <td>{a.user}</td>
-                    <td>{a.role}</td>
-                    <td>
-                      {a.resourceType} {a.resource}
-                    </td>
-                    <td>{a.namespace || '—'}</td>
-                    <td>{a.sourceIP}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </TableScroll>
-            <Pager
-              page={page}
-              pageSize={list.data.metadata.pageSize}
-              total={list.data.metadata.totalCount}
-              onPage={(p) => replaceQuery(['audit'], { ...filter, page: String(p) })}
-            />
-          </>
+          <PagedTable
+            label="Audit records"
+            headers={['When', 'Action', 'User', 'Role', 'Resource', 'Namespace', 'Source IP']}
+            list={list.data}
+            empty="No audit record matches."
+            onPage={(p) => replaceQuery(['audit'], { ...filter, page: String(p) })}
+            row={(a) => (
+              <tr key={a.id}>
+                <td>{when(a.timestamp)}</td>
+                <td>{a.action}</td>
+                <td>{a.user}</td>
+                <td>{a.role}</td>
+                <td>
+                  {a.resourceType} {a.resource}
+                </td>
+                <td>{a.namespace || '—'}</td>
+                <td>{a.sourceIP}</td>
+              </tr>
+            )}
+          />
         )
       )}
     </Page>

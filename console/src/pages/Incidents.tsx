@@ -1,7 +1,7 @@
 import { Badge } from '../components/Badge';
 import { Filters, toIso, toLocal } from '../components/Filters';
 import { SelectField, TextField } from '../components/Fields';
-import { Page, Pager, TableScroll } from '../components/Layout';
+import { Page, PagedTable } from '../components/Layout';
 import { ErrorMessage, Loading } from '../components/Messages';
 import { ago } from '../format';
 import { useApi } from '../queries';
@@ -64,58 +64,36 @@ export function Incidents({ route }: { route: Route }) {
         <Loading what="incidents" />
       ) : (
         list.data && (
-          <>
-            <TableScroll label="Incidents">
-              <caption className="visually-hidden">Incidents, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Incident</th>
-                  <th scope="col">Severity</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Resource</th>
-                  <th scope="col">Namespace</th>
-                  <th scope="col">Age</th>
-                  <th scope="col">Risk</th>
-                  <th scope="col">Description</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.items.map((i) => (
-                  <tr key={i.name}>
-                    <td>
-                      <a href={href('incidents', i.name)}>{i.name}</a>
-                    </td>
-                    <td>
-                      <Badge kind="severity" value={i.severity} />
-                    </td>
-                    <td>
-                      <Badge value={i.state} />
-                    </td>
-                    <td>{i.resource}</td>
-                    <td>{i.namespace}</td>
-                    <td>
-                      <time dateTime={i.detectedAt} title={i.detectedAt}>
-                        {ago(i.detectedAt)}
-                      </time>
-                    </td>
-                    <td>{i.riskScore}</td>
-                    <td className="wrap">{i.description}</td>
-                  </tr>
-                ))}
-                {list.data.items.length === 0 && (
-                  <tr>
-                    <td colSpan={8}>No incidents match.</td>
-                  </tr>
-                )}
-              </tbody>
-            </TableScroll>
-            <Pager
-              page={page}
-              pageSize={list.data.metadata.pageSize}
-              total={list.data.metadata.totalCount}
-              onPage={(p) => replaceQuery(['incidents'], { ...filter, page: String(p) })}
-            />
-          </>
+          <PagedTable
+            label="Incidents"
+            caption="Incidents, newest first"
+            headers={['Incident', 'Severity', 'State', 'Resource', 'Namespace', 'Age', 'Risk', 'Description']}
+            list={list.data}
+            empty="No incidents match."
+            onPage={(p) => replaceQuery(['incidents'], { ...filter, page: String(p) })}
+            row={(i) => (
+              <tr key={i.name}>
+                <td>
+                  <a href={href('incidents', i.name)}>{i.name}</a>
+                </td>
+                <td>
+                  <Badge kind="severity" value={i.severity} />
+                </td>
+                <td>
+                  <Badge value={i.state} />
+                </td>
+                <td>{i.resource}</td>
+                <td>{i.namespace}</td>
+                <td>
+                  <time dateTime={i.detectedAt} title={i.detectedAt}>
+                    {ago(i.detectedAt)}
+                  </time>
+                </td>
+                <td>{i.riskScore}</td>
+                <td className="wrap">{i.description}</td>
+              </tr>
+            )}
+          />
         )
       )}
     </Page>

@@ -1,7 +1,7 @@
 import { Badge } from '../components/Badge';
 import { Filters } from '../components/Filters';
 import { SelectField, TextField } from '../components/Fields';
-import { Page, Pager, Section, TableScroll } from '../components/Layout';
+import { Page, PagedTable, Section } from '../components/Layout';
 import { ErrorMessage, Loading } from '../components/Messages';
 import { PlanSteps } from '../components/PlanSteps';
 import { when } from '../format';
@@ -39,53 +39,32 @@ export function Remediations({ route }: { route: Route }) {
         <Loading what="plans" />
       ) : (
         list.data && (
-          <>
-            <TableScroll label="Remediation plans">
-              <thead>
-                <tr>
-                  <th scope="col">Plan</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Incident</th>
-                  <th scope="col">Strategy</th>
-                  <th scope="col">Steps done</th>
-                  <th scope="col">Risk</th>
-                  <th scope="col">Started</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.items.map((p) => (
-                  <tr key={p.name}>
-                    <td>
-                      <a href={href('remediations', p.name)}>{p.name}</a>
-                    </td>
-                    <td>
-                      <Badge value={p.state} />
-                    </td>
-                    <td>
-                      <a href={href('incidents', p.issueRef)}>{p.issueRef}</a>
-                    </td>
-                    <td className="wrap">{p.strategy}</td>
-                    <td>
-                      {p.actions.filter((a) => a.outcome).length}/{p.actions.length}
-                    </td>
-                    <td>{p.riskScore}</td>
-                    <td>{when(p.startedAt ?? p.creationTimestamp)}</td>
-                  </tr>
-                ))}
-                {list.data.items.length === 0 && (
-                  <tr>
-                    <td colSpan={7}>No plan matches.</td>
-                  </tr>
-                )}
-              </tbody>
-            </TableScroll>
-            <Pager
-              page={page}
-              pageSize={list.data.metadata.pageSize}
-              total={list.data.metadata.totalCount}
-              onPage={(p) => replaceQuery(['remediations'], { ...filter, page: String(p) })}
-            />
-          </>
+          <PagedTable
+            label="Remediation plans"
+            headers={['Plan', 'State', 'Incident', 'Strategy', 'Steps done', 'Risk', 'Started']}
+            list={list.data}
+            empty="No plan matches."
+            onPage={(p) => replaceQuery(['remediations'], { ...filter, page: String(p) })}
+            row={(p) => (
+              <tr key={p.name}>
+                <td>
+                  <a href={href('remediations', p.name)}>{p.name}</a>
+                </td>
+                <td>
+                  <Badge value={p.state} />
+                </td>
+                <td>
+                  <a href={href('incidents', p.issueRef)}>{p.issueRef}</a>
+                </td>
+                <td className="wrap">{p.strategy}</td>
+                <td>
+                  {p.actions.filter((a) => a.outcome).length}/{p.actions.length}
+                </td>
+                <td>{p.riskScore}</td>
+                <td>{when(p.startedAt ?? p.creationTimestamp)}</td>
+              </tr>
+            )}
+          />
         )
       )}
     </Page>
