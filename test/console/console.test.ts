@@ -6,6 +6,7 @@ import { approvalAwaitingDecision } from '../harness/approvals';
 import { ensureConsoleBuilt, PHONE, useBrowser } from '../harness/browser';
 import { useStack } from '../harness/stack';
 import { useStepReceiver } from '../harness/step-receiver';
+import { dnsDownWebhook } from '../fixtures/alertmanager';
 
 /**
  * The operator console (issue 13 §1, §3) in headless Chromium against the real stack: the API
@@ -92,36 +93,7 @@ async function visit(p: Page, hash: string, heading: string | RegExp) {
     .waitFor({ state: 'detached', ...UI_WAIT });
 }
 
-function alert(status: 'firing' | 'resolved') {
-  return {
-    version: '4',
-    groupKey: '{}:{alertname="DnsDown"}',
-    truncatedAlerts: 0,
-    status,
-    receiver: 'foghorn',
-    groupLabels: { alertname: 'DnsDown' },
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: 'http://alertmanager:9093',
-    alerts: [
-      {
-        status,
-        labels: {
-          alertname: 'DnsDown',
-          signal_type: 'NetworkUnavailable',
-          severity: 'warning',
-          namespace: 'shop',
-          deployment: 'resolver',
-        },
-        annotations: { summary: 'names do not resolve' },
-        startsAt: new Date(Date.now() - 60_000).toISOString(),
-        endsAt: '0001-01-01T00:00:00Z',
-        generatorURL: 'http://prometheus/graph',
-        fingerprint: 'dns1',
-      },
-    ],
-  };
-}
+const alert = (status: 'firing' | 'resolved') => dnsDownWebhook(status, new Date(Date.now() - 60_000).toISOString());
 
 it('signs in with a token: a wrong one is refused on the form, the right one is kept out of the URL', async () => {
   page = await browser.newPage();

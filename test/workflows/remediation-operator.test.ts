@@ -3,6 +3,7 @@ import { createRunbook } from '../../store/runbooks';
 import { approvalAwaitingDecision } from '../harness/approvals';
 import { useStack } from '../harness/stack';
 import { useStepReceiver } from '../harness/step-receiver';
+import { dnsDownWebhook } from '../fixtures/alertmanager';
 
 /**
  * People acting while a plan runs (issue 10 §4): acknowledging does not stop automation;
@@ -128,34 +129,8 @@ it('resolving during remediation cancels the plan after its step in flight; noth
 });
 
 it('the alert clears at source while the plan waits for its approval: the approval ends and the source resolves it', async () => {
-  const alert = (status: 'firing' | 'resolved') => ({
-    version: '4',
-    groupKey: '{}:{alertname="DnsDown"}',
-    truncatedAlerts: 0,
-    status,
-    receiver: 'foghorn',
-    groupLabels: { alertname: 'DnsDown' },
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: 'http://alertmanager:9093',
-    alerts: [
-      {
-        status,
-        labels: {
-          alertname: 'DnsDown',
-          signal_type: 'NetworkUnavailable',
-          severity: 'warning',
-          namespace: 'shop',
-          deployment: 'resolver',
-        },
-        annotations: { summary: 'names do not resolve' },
-        startsAt: '2026-11-23T10:00:00Z',
-        endsAt: status === 'resolved' ? '2026-11-23T10:05:00Z' : '0001-01-01T00:00:00Z',
-        generatorURL: 'http://prometheus/graph',
-        fingerprint: 'dns1',
-      },
-    ],
-  });
+  const alert = (status: 'firing' | 'resolved') =>
+    dnsDownWebhook(status, '2026-11-23T10:00:00Z', '2026-11-23T10:05:00Z');
   const fired = await s.call('POST', '/alerts/alertmanager', { token: s.tokens.operator, body: alert('firing') });
   expect(fired.status).toBe(202);
   const listed = await s.eventually(
