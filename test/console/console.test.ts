@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { runbookSpecSchema } from '../../domain/runbook';
 import { createRunbook } from '../../store/runbooks';
 import { approvalAwaitingDecision } from '../harness/approvals';
-import { ensureConsoleBuilt, PHONE, useBrowser } from '../harness/browser';
+import { accessibilityViolations, ensureConsoleBuilt, PHONE, useBrowser } from '../harness/browser';
 import { useStack } from '../harness/stack';
 import { useStepReceiver } from '../harness/step-receiver';
 import { dnsDownWebhook } from '../fixtures/alertmanager';
@@ -60,6 +60,12 @@ afterEach(() => {
   // Any console error or page error no test asked for fails the test that caused it.
   expect(browser.takeProblems()).toEqual([]);
 });
+
+/** An element as the keyboard test reads it. */
+interface FocusedElement {
+  id: string;
+  textContent: string | null;
+}
 
 /** What page.evaluate callbacks touch in the page (the tests compile without the DOM library). */
 interface InPage {
@@ -383,7 +389,7 @@ it('answers a decision someone made first with a clear 409, and a role the token
   await forged.context().close();
 });
 
-it('renders every page without an error (screenshots in test-results/console)', async () => {
+it('renders every page without an error or a WCAG 2.1 AA violation (screenshots in test-results/console)', async () => {
   const pages: [string, string | RegExp, string][] = [
     ['#/incidents', 'Incidents', '10-incidents'],
     [`#/incidents/${story.alertIncident}`, new RegExp(story.alertIncident), '11-incident-detail'],
@@ -400,11 +406,24 @@ it('renders every page without an error (screenshots in test-results/console)', 
     ['#/clusters', 'Clusters', '22-clusters'],
     ['#/escalation', 'Escalation', '23-escalation'],
   ];
+  // The checker is not blind: a page with an unlabelled input and faint text fails it.
+  const bad = await browser.newPage();
+  await bad.setContent(
+    '<html lang="en"><title>t</title><main><input id="q"><p style="color:#ccc;background:#fff">faint</p></main></html>',
+  );
+  expect((await accessibilityViolations(bad)).map((v) => v.split(' ')[0]).sort()).toEqual(['color-contrast', 'label']);
+  await bad.context().close();
+
+  const violations: Record<string, string[]> = {};
   for (const [hash, heading, shot] of pages) {
     await visit(page, hash, heading);
     if (hash === '#/analytics') await page.locator('canvas').waitFor(UI_WAIT); // the trends chart
     await browser.screenshot(page, shot);
+    const found = await accessibilityViolations(page);
+    if (found.length) violations[hash] = found;
   }
+  // Every page meets WCAG 2.1 AA as axe-core checks it: labels, names, contrast, landmarks, ARIA.
+  expect(violations).toEqual({});
   const plan = (await get(`/remediations?incident=${story.alertIncident}`)).body.items[0].name;
   await visit(page, `#/remediations/${plan}`, `Remediation ${plan}`);
   await page.getByRole('cell', { name: 'ok', exact: true }).waitFor(UI_WAIT);
@@ -451,4 +470,43 @@ it('shows a viewer no action buttons, and the API refuses a forged request with 
   expect(forged.body.error.message).toBe('Forbidden');
   const incident = await get(`/incidents/${story.alertIncident}`);
   expect(incident.body.status.acknowledged).toBe(false);
+});
+
+it('works with the keyboard alone, with a visible focus, and the sign-in and phone pages meet WCAG 2.1 AA', async () => {
+  const kb = await browser.newPage();
+  await kb.goto(`${s.baseUrl}/`);
+  await kb.getByLabel('API token').waitFor(UI_WAIT);
+  expect(await accessibilityViolations(kb)).toEqual([]);
+  /** Presses Tab until the focused element is what `is` says (bounded), and answers its outline. */
+  const tabTo = async (is: (el: { id: string; text: string }) => boolean) => {
+    for (let i = 0; i < 40; i++) {
+      await kb.keyboard.press('Tab');
+      const focused = await kb.evaluate(() => {
+        const w = globalThis as unknown as {
+          document: { activeElement: FocusedElement | null };
+          getComputedStyle(el: FocusedElement): { outlineStyle: string };
+        };
+        const el = w.document.activeElement;
+        return el ? { id: el.id, text: el.textContent ?? '', outline: w.getComputedStyle(el).outlineStyle } : null;
+      });
+      if (focused && is(focused)) return focused.outline;
+    }
+    throw new Error('not reached with Tab');
+  };
+  const tokenField = await kb.getByLabel('API token').getAttribute('id');
+  expect(await tabTo((el) => el.id === tokenField)).not.toBe('none');
+  await kb.keyboard.type(s.tokens.operator);
+  await kb.keyboard.press('Enter');
+  await kb.getByRole('heading', { level: 1, name: 'Incidents' }).waitFor(UI_WAIT);
+  expect(await tabTo((el) => el.text === 'Approvals')).not.toBe('none');
+  await kb.keyboard.press('Enter');
+  await kb.getByRole('heading', { level: 1, name: 'Approvals' }).waitFor(UI_WAIT);
+  await kb.context().close();
+
+  const phone = await browser.newPage(PHONE);
+  await signIn(phone, s.tokens.viewer);
+  expect(await accessibilityViolations(phone)).toEqual([]);
+  await visit(phone, `#/incidents/${story.alertIncident}`, new RegExp(story.alertIncident));
+  expect(await accessibilityViolations(phone)).toEqual([]);
+  await phone.context().close();
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'child_process';
-import { mkdirSync } from 'fs';
+import { mkdirSync, readFileSync } from 'fs';
 import path from 'path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
@@ -64,4 +64,31 @@ export async function useBrowser() {
       await browser.close();
     },
   };
+}
+
+/** axe-core's rules for WCAG 2.1 A and AA: labels, names, contrast, landmarks, ARIA use. */
+const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+
+interface AxeResults {
+  violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[];
+}
+
+/**
+ * Runs axe-core (the accessibility engine of Lighthouse and the axe browser extensions) in the
+ * page and answers its WCAG 2.1 AA violations, one line each with the elements concerned. It is
+ * evaluated through the DevTools protocol, so the page's CSP stays as strict as in production.
+ */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  const loaded = await page.evaluate(() => 'axe' in globalThis);
+  if (!loaded) await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  const results = await page.evaluate(
+    (tags) =>
+      (globalThis as unknown as { axe: { run(o: unknown): Promise<AxeResults> } }).axe.run({
+        runOnly: { type: 'tag', values: tags },
+      }),
+    WCAG_AA,
+  );
+  return results.violations.map(
+    (v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+  );
 }
