@@ -171,10 +171,15 @@ export default tseslint.config(
     rules: houseRule({}),
   },
   {
-    // Build scripts run by npm before anything is compiled: plain ES modules on Node, untyped.
-    files: ['tools/**/*.mjs'],
+    // Build scripts run by npm before anything is compiled: plain JavaScript on Node, untyped.
+    files: ['tools/**/*.mjs', 'tools/**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, globals: globals.node },
+  },
+  {
+    files: ['tools/**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     // The operator console (browser code, React): type-aware through its own tsconfig, the rules of

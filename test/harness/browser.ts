@@ -12,7 +12,7 @@ export const SCREENSHOTS = path.join(ROOT, 'test-results/console');
  * created: createApp reads index.html once.
  */
 export function ensureConsoleBuilt(): void {
-  execFileSync(process.execPath, [path.join(ROOT, 'tools/build-console.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(ROOT, 'tools/build.mjs'), 'console'], { cwd: ROOT, stdio: 'inherit' });
 }
 
 export const LAPTOP = { width: 1280, height: 800 };
