@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { devEnv, waitReady } from '../test/harness/dev-process';
+import { firingAlert } from './fixtures';
 
 const ROOT = path.join(__dirname, '..');
 const RUNS = Number(process.argv[2] ?? 3);
@@ -28,30 +29,6 @@ const rssMiB = (pid: number) => {
   return Math.round(kb / 1024);
 };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-function alert(i: number) {
-  return {
-    version: '4',
-    groupKey: 'bench',
-    status: 'firing',
-    receiver: 'foghorn',
-    groupLabels: {},
-    commonLabels: {},
-    commonAnnotations: {},
-    externalURL: 'http://alertmanager:9093',
-    alerts: [
-      {
-        status: 'firing',
-        fingerprint: `start-${i}`,
-        labels: { alertname: 'HighLatency', severity: 'warning', namespace: 'bench', deployment: `svc-${i % 10}` },
-        annotations: { summary: 'slow' },
-        startsAt: new Date().toISOString(),
-        endsAt: '0001-01-01T00:00:00Z',
-        generatorURL: '',
-      },
-    ],
-  };
-}
 
 async function run(mode: keyof typeof MODES) {
   const dataDir = mkdtempSync(path.join(tmpdir(), `foghorn-start-${mode}-`));
@@ -77,7 +54,7 @@ async function run(mode: keyof typeof MODES) {
       const res = await fetch(`${api}/alerts/alertmanager`, {
         method: 'POST',
         headers: { authorization: `Bearer ${env.FOGHORN_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify(alert(i)),
+        body: JSON.stringify(firingAlert('bench', `svc-${i % 10}`, `start-${i}`)),
       });
       if (!res.ok) throw new Error(`alert ${i}: ${res.status}`);
     }
