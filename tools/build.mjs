@@ -59,6 +59,8 @@ for (const [name, target] of Object.entries(TARGETS)) {
   if (name === 'server' && !existsSync(path.join(ROOT, 'cli', 'main.ts'))) continue;
   const hash = sourceHash(name);
   if (!force && isCurrent(name, hash)) continue;
+  // A build that fails half-way must not leave a stamp that a later state of the sources matches.
+  rmSync(stampFile(name), { force: true });
   const cannot = await target.build();
   if (cannot) {
     // Without the build tools, an earlier build is what there is to run.
