@@ -1,13 +1,14 @@
 import { Command, Option } from 'commander';
 import { USER_ROLES, type UserRole } from '../domain/roles';
 import type { Config } from '../domain/config';
+import { USER_AGENT } from './client/http';
 
 /** Audit fields for actions taken on the machine itself through the CLI. */
 const cliSource = {
   user: `cli:${process.env.USER ?? 'unknown'}`,
   role: 'admin' as const,
   sourceIP: 'internal',
-  userAgent: 'foghorn-cli',
+  userAgent: USER_AGENT,
 };
 
 /** The store's modules, loaded when a token command runs (Mongoose is slow to load). */
