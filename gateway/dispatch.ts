@@ -6,7 +6,8 @@ export type Dispatcher = ChatDispatcher;
 
 /**
  * Messages stored but never handed over (Temporal was down, or the process died in between).
- * Three times the hand-over deadline, so a slow hand-over is not doubled.
+ * Three times the signal deadline, past the accept path's own retries in the usual case; an
+ * overlap only re-signals messages the chat workflow drops as duplicates.
  */
 const SWEEP_AFTER_MS = 15_000;
 const SWEEP_EVERY_MS = 5_000;

@@ -10,32 +10,40 @@ import { redact } from '../domain/redact';
 import { secretMatches } from '../domain/webhook-signature';
 import { saveChatMessage } from '../store/chat';
 import { putMedia } from '../store/media';
-import { handOverMessage } from '../operations/chat-dispatch';
+import { ChatHandOverQueue } from '../operations/chat-dispatch';
 import type { Dispatcher } from './dispatch';
 
 export const SECRET_HEADER = 'x-foghorn-secret';
-/** How long the 202 waits for the hand-over to Temporal (each signal may take 5 s, SIGNAL_DEADLINE_MS). */
-const DISPATCH_WAIT_MS = 1_000;
 
 export interface GatewayApp {
   app: express.Express;
   /** From now on every request is answered 503 + Retry-After. */
   beginShutdown(): void;
-  /** Resolves when no hand-over to Temporal is still running (before closing its connection). */
+  /** Resolves when no hand-over to Temporal is queued or running (before closing its connection). */
   drain(): Promise<void>;
 }
 
 /**
  * The webhook adapter's HTTP side (spec webhook-channel.md, DESIGN §10). Checks run in the
  * documented order — method, secret, size, body, shutting down — and a message is stored
- * (inline media in GridFS) before the 202, so an accepted message survives any crash.
+ * (inline media in GridFS) before the 202, so an accepted message survives any crash. The 202
+ * waits for nothing else: the hand-over to Temporal follows, batched per chat
+ * (operations/chat-dispatch.ts), and the sweeper covers a crash in between.
  */
 export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger: Logger): GatewayApp {
   const secret = config.FOGHORN_WEBHOOK_SECRET;
   const maxAudio = config.FOGHORN_GATEWAY_MAX_AUDIO_BYTES;
   const maxBody = maxAudio + BODY_OVERHEAD_BYTES;
   let shuttingDown = false;
-  const inFlight = new Set<Promise<unknown>>();
+  const handOvers = new ChatHandOverQueue(dispatcher, {
+    onFailed: (chatId, err, retryInMs) =>
+      logger.warn(
+        { err, chatId, ...(retryInMs !== undefined && { retryInMs }) },
+        retryInMs === undefined
+          ? 'messages stored but not yet dispatched: left to the sweeper'
+          : 'messages stored but not yet dispatched: retrying',
+      ),
+  });
   // Details may quote the request (a JSON parser's excerpt of the body): never echo a secret.
   const fail = (res: Response, err: ApiError) =>
     res
@@ -108,43 +116,26 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
     };
     const audio = await stored('audio', m.audio);
     const image = await stored('image', m.image);
-    // The chat's hand-over slot is taken with the acceptance stamp, before the record is stored,
-    // so this process hands a chat's messages over in acceptance order; earlier messages of the
-    // chat that were stored but never handed over (by any process) go first
-    // (operations/chat-dispatch.ts).
+    // Stamped and registered before the insert: the chat's hand-over never goes past a message
+    // of this process still being stored, so chat order is acceptance order.
     const acceptedAt = new Date();
-    const saved = saveChatMessage(
-      {
-        messageId,
-        chatId: m.chatId,
-        ...(m.userId && { userId: m.userId }),
-        ...(m.text && { text: m.text }),
-        ...(audio && { audio }),
-        ...(image && { image }),
-      },
-      acceptedAt,
-    );
-    // Hand over to Temporal, but answer at once even if Temporal is slow or down: stored is
-    // accepted, and the sweeper hands the message over once Temporal answers again.
-    const handOver = handOverMessage(
-      dispatcher,
-      { messageId, chatId: m.chatId, acceptedAt },
-      {
-        stored: saved,
-        onHandedOver: (earlier) => {
-          if (earlier.messageId !== messageId)
-            logger.info(
-              { messageId: earlier.messageId, chatId: earlier.chatId, before: messageId },
-              'late message dispatched',
-            );
+    const insert = handOvers.accepting(m.chatId, acceptedAt);
+    try {
+      // Not stored: not accepted (503 when MongoDB is down).
+      await saveChatMessage(
+        {
+          messageId,
+          chatId: m.chatId,
+          ...(m.userId && { userId: m.userId }),
+          ...(m.text && { text: m.text }),
+          ...(audio && { audio }),
+          ...(image && { image }),
         },
-      },
-    )
-      .catch((err: unknown) => logger.warn({ err, messageId }, 'message stored but not yet dispatched'))
-      .finally(() => inFlight.delete(handOver));
-    inFlight.add(handOver);
-    await saved; // not stored: not accepted (503 when MongoDB is down)
-    await Promise.race([handOver, new Promise((resolve) => setTimeout(resolve, DISPATCH_WAIT_MS).unref())]);
+        acceptedAt,
+      );
+    } finally {
+      insert.settled();
+    }
     res.status(202).json({ message_id: messageId, chat_id: m.chatId });
   }
 
@@ -153,9 +144,7 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
     beginShutdown: () => {
       shuttingDown = true;
     },
-    drain: async () => {
-      await Promise.all([...inFlight]);
-    },
+    drain: () => handOvers.drain(),
   };
 }
 

@@ -1,18 +1,23 @@
 import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { chatsWithUndispatched, markQueued, undispatchedMessagesOf } from '../store/chat';
 import { chatWorkflow } from '../workflows/chat';
-import { chatMessageSignal, chatWorkflowId } from '../workflows/chat-messages';
+import { chatMessagesSignal, chatWorkflowId } from '../workflows/chat-messages';
 
 /**
  * Handing stored chat messages over to their chat workflow (DESIGN §10), shared by the gateway's
- * accept path, its sweeper and the reconciler.
+ * accept path ({@link ChatHandOverQueue}), its sweeper and the reconciler ({@link handOverLate}).
+ *
+ * The 202 waits only for the message to be stored; the hand-over runs after it, in batches: one
+ * signal-with-start per chat carries every message of the chat stored and not yet handed over.
  *
  * Order: the chat workflow queues messages by `acceptedAt`, but it cannot un-run a turn, so a
  * message must never reach it before an earlier accepted message of the same chat. Hence:
- * - before signalling a message, every earlier message of its chat that is stored but not handed
- *   over (read from MongoDB, so it holds across processes) is signalled first, in acceptance order;
- *   if one of them fails, the later ones are not signalled (they wait for the next attempt);
- * - within a process, hand-overs of one chat run one at a time, in the order they were accepted;
+ * - a hand-over reads the chat's messages stored but not handed over from MongoDB (so it holds
+ *   across processes) and signals them in acceptance order, a page at a time; if a signal fails,
+ *   nothing later of the chat is signalled (the next attempt reads them all again);
+ * - within a process, one hand-over of a chat runs at a time (the queue, the sweeper and the
+ *   reconciler take turns), and the queue does not hand over past an earlier message of the
+ *   chat whose insert this process has not finished;
  * - the sweeper and the reconciler hand over chat by chat, each chat in acceptance order.
  * A message signalled twice is harmless: the chat workflow drops duplicate ids.
  */
@@ -23,23 +28,22 @@ export interface ChatDispatcher {
 
 /** How long one signal-with-start may take before that hand-over counts as failed. */
 export const SIGNAL_DEADLINE_MS = 5_000;
-/** Messages read from MongoDB per query. */
+/** Messages read from MongoDB per query, and so at most per signal. */
 const PAGE = 100;
 /** Chats failing in a row before a sweep gives up (Temporal or MongoDB is down, not one chat). */
 const GIVE_UP_AFTER_FAILED_CHATS = 3;
+/** Chats the accept path hands over at once per queue; the others wait (and their batches grow). */
+const PARALLEL_CHATS = 32;
+/**
+ * Retries of a chat's failed hand-over by the accept path, for a short Temporal outage; after
+ * them the sweeper owns the chat's messages (SWEEP_AFTER_MS in gateway/dispatch.ts).
+ */
+const RETRY_DELAYS_MS = [1_000, 3_000];
 
 export interface HandedOverMessage {
   messageId: string;
   chatId: string;
   acceptedAt: Date;
-}
-
-/** A later message of a chat is not signalled while an earlier one could not be. */
-export class EarlierHandOverFailed extends Error {
-  constructor(chatId: string) {
-    super(`an earlier hand-over of chat ${chatId} failed in this process: left to the sweeper, in order`);
-    this.name = 'EarlierHandOverFailed';
-  }
 }
 
 /** Some chats could not be handed over; the others were. */
@@ -61,25 +65,29 @@ export class LateHandOverError extends Error {
   }
 }
 
-/** Signal-with-start of the chat workflow (the first message starts it), then mark it queued. */
-async function signal(d: ChatDispatcher, m: HandedOverMessage): Promise<void> {
+/**
+ * One signal-with-start of the chat workflow (the first batch starts it) carrying a batch of the
+ * chat's messages in acceptance order, then one write marking them queued.
+ */
+async function signalBatch(d: ChatDispatcher, chatId: string, batch: HandedOverMessage[]): Promise<void> {
   await d.client.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () =>
     d.client.workflow.signalWithStart(chatWorkflow, {
-      workflowId: chatWorkflowId(m.chatId),
+      workflowId: chatWorkflowId(chatId),
       taskQueue: d.taskQueue,
-      args: [{ chatId: m.chatId }],
-      signal: chatMessageSignal,
-      signalArgs: [{ messageId: m.messageId, acceptedAt: m.acceptedAt.toISOString() }],
+      args: [{ chatId }],
+      signal: chatMessagesSignal,
+      signalArgs: [batch.map((m) => ({ messageId: m.messageId, acceptedAt: m.acceptedAt.toISOString() }))],
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     }),
   );
-  await markQueued(m.messageId);
+  await markQueued(batch.map((m) => m.messageId));
 }
 
 /**
- * Hands over, in acceptance order, every message of `chatId` stored but not handed over and
- * accepted before `bound` (or at it, with `inclusive`). Stops at the first failure (throwing it),
- * so nothing later of the chat overtakes what failed. Returns how many it handed over.
+ * Hands over, in acceptance order and one signal per page, every message of `chatId` stored but
+ * not handed over and accepted before `bound` (or at it, with `inclusive`). Stops at the first
+ * failure (throwing it), so nothing later of the chat overtakes what failed. Returns how many it
+ * handed over.
  */
 async function handOverChat(
   d: ChatDispatcher,
@@ -91,33 +99,26 @@ async function handOverChat(
   const seen = new Set<string>();
   for (;;) {
     const page = await undispatchedMessagesOf(chatId, bound, { inclusive: opts.inclusive, limit: PAGE });
-    const fresh = page.filter((m) => !seen.has(m.messageId));
-    for (const m of fresh) {
-      if (opts.shouldStop?.()) return count;
-      seen.add(m.messageId);
-      const message = { messageId: m.messageId, chatId, acceptedAt: m.acceptedAt };
-      await signal(d, message);
-      count++;
-      opts.onHandedOver?.(message);
-    }
-    if (page.length < PAGE || fresh.length === 0) return count;
+    const fresh = page
+      .filter((m) => !seen.has(m.messageId))
+      .map((m) => ({ messageId: m.messageId, chatId, acceptedAt: m.acceptedAt }));
+    if (fresh.length === 0 || opts.shouldStop?.()) return count;
+    for (const m of fresh) seen.add(m.messageId);
+    await signalBatch(d, chatId, fresh);
+    count += fresh.length;
+    if (opts.onHandedOver) fresh.forEach(opts.onHandedOver);
+    if (page.length < PAGE) return count;
   }
 }
 
-/**
- * Per-chat hand-over queues of this process, one set per Temporal client. A job learns whether
- * the job before it (same chat) failed.
- */
-const queues = new WeakMap<Client, Map<string, Promise<boolean>>>();
+/** Per-chat turns of this process, one set per Temporal client: one hand-over of a chat at a time. */
+const turns = new WeakMap<Client, Map<string, Promise<unknown>>>();
 
-function inChatOrder<T>(client: Client, chatId: string, job: (earlierFailed: boolean) => Promise<T>): Promise<T> {
-  let chats = queues.get(client);
-  if (!chats) queues.set(client, (chats = new Map()));
-  const result = (chats.get(chatId) ?? Promise.resolve(true)).then((ok) => job(!ok));
-  const tail = result.then(
-    () => true,
-    () => false,
-  );
+function oneAtATime<T>(client: Client, chatId: string, job: () => Promise<T>): Promise<T> {
+  let chats = turns.get(client);
+  if (!chats) turns.set(client, (chats = new Map()));
+  const result = (chats.get(chatId) ?? Promise.resolve()).then(job);
+  const tail = result.catch(() => undefined);
   chats.set(chatId, tail);
   void tail.then(() => {
     if (chats.get(chatId) === tail) chats.delete(chatId);
@@ -125,31 +126,124 @@ function inChatOrder<T>(client: Client, chatId: string, job: (earlierFailed: boo
   return result;
 }
 
+/** What a {@link ChatHandOverQueue} reports (the gateway logs it). */
+export interface HandOverEvents {
+  /** A hand-over of the chat failed; `retryInMs` is absent when it is left to the sweeper. */
+  onFailed?(chatId: string, err: unknown, retryInMs?: number): void;
+  /** A hand-over of the chat signalled these messages (one signal per page). */
+  onHandedOver?(chatId: string, count: number): void;
+}
+
+interface ChatQueueState {
+  /** Acceptance stamps of this process's inserts of the chat that have not finished yet. */
+  inserting: Date[];
+  /** A hand-over is waiting for its turn; a message stored meanwhile is taken along by it. */
+  queued: boolean;
+  failures: number;
+  retry?: NodeJS.Timeout;
+}
+
 /**
- * The accept path: takes the chat's place in this process's hand-over queue at once (call it
- * right after stamping `acceptedAt`, before storing), then, once `stored` resolves, hands over
- * every earlier message of the chat still not handed over and this one, in acceptance order.
- * Resolves to the number of messages handed over (0 when `stored` failed: nothing was accepted).
- * Rejects when a hand-over failed, or when the previous hand-over of the chat in this process
- * failed ({@link EarlierHandOverFailed}): the message then waits, in order, for the sweeper.
+ * The accept path's hand-over: after the 202, asynchronous and batched per chat. A message
+ * stored asks for a hand-over of its chat; while one is queued or running, later messages of
+ * the chat wait and go together in the next one (one signal for all of them). A failed
+ * hand-over is retried a few times, then left to the sweeper: stored is accepted either way.
  */
-export function handOverMessage(
-  d: ChatDispatcher,
-  message: HandedOverMessage,
-  opts: { stored?: Promise<unknown>; onHandedOver?: (m: HandedOverMessage) => void } = {},
-): Promise<number> {
-  return inChatOrder(d.client, message.chatId, async (earlierFailed) => {
+export class ChatHandOverQueue {
+  private readonly chats = new Map<string, ChatQueueState>();
+  private readonly jobs = new Set<Promise<unknown>>();
+  private readonly waitingForSlot: (() => void)[] = [];
+  private busy = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly d: ChatDispatcher,
+    private readonly events: HandOverEvents = {},
+  ) {}
+
+  /**
+   * Call with the message's acceptance stamp right before storing it, then `settled()` once the
+   * insert finished, stored or not (it asks for the chat's hand-over). Until then no hand-over of
+   * this queue goes past the stamp, so a message whose insert finished first never overtakes an
+   * earlier one of its chat.
+   */
+  accepting(chatId: string, acceptedAt: Date): { settled(): void } {
+    const state = this.state(chatId);
+    state.inserting.push(acceptedAt);
+    return {
+      settled: () => {
+        state.inserting.splice(state.inserting.indexOf(acceptedAt), 1);
+        // Also after a failed insert: later messages of the chat may have waited for it.
+        this.request(chatId);
+      },
+    };
+  }
+
+  /** No more retries; resolves once no hand-over of this queue is queued or running. */
+  async drain(): Promise<void> {
+    this.stopped = true;
+    for (const state of this.chats.values()) clearTimeout(state.retry);
+    while (this.jobs.size) await Promise.all([...this.jobs]);
+  }
+
+  private state(chatId: string): ChatQueueState {
+    let state = this.chats.get(chatId);
+    if (!state) this.chats.set(chatId, (state = { inserting: [], queued: false, failures: 0 }));
+    return state;
+  }
+
+  private request(chatId: string): void {
+    const state = this.state(chatId);
+    if (state.queued) return;
+    state.queued = true;
+    const job = oneAtATime(this.d.client, chatId, () => this.handOver(chatId, state))
+      .catch(() => undefined) // an event handler that threw: the message is stored, the sweeper has it
+      .finally(() => {
+        this.jobs.delete(job);
+        if (!state.queued && !state.inserting.length && !state.retry && this.chats.get(chatId) === state)
+          this.chats.delete(chatId);
+      });
+    this.jobs.add(job);
+  }
+
+  private async handOver(chatId: string, state: ChatQueueState): Promise<void> {
+    await this.slot();
     try {
-      await opts.stored;
-    } catch {
-      return 0; // not stored, so not accepted: the request itself fails
+      // From here on, a message stored asks for the next hand-over; this one reads what is stored now.
+      state.queued = false;
+      const earliestInsert = state.inserting.reduce<Date | undefined>((a, b) => (a && a <= b ? a : b), undefined);
+      const count = await handOverChat(this.d, chatId, earliestInsert ?? new Date(), { inclusive: !earliestInsert });
+      state.failures = 0;
+      clearTimeout(state.retry);
+      state.retry = undefined;
+      if (count) this.events.onHandedOver?.(chatId, count);
+    } catch (err) {
+      const delay = this.stopped ? undefined : RETRY_DELAYS_MS[state.failures++];
+      if (delay !== undefined && !state.retry)
+        state.retry = setTimeout(() => {
+          state.retry = undefined;
+          this.request(chatId);
+        }, delay);
+      this.events.onFailed?.(chatId, err, delay);
+    } finally {
+      this.release();
     }
-    if (earlierFailed) throw new EarlierHandOverFailed(message.chatId);
-    return handOverChat(d, message.chatId, message.acceptedAt, {
-      inclusive: true,
-      ...(opts.onHandedOver && { onHandedOver: opts.onHandedOver }),
-    });
-  });
+  }
+
+  private async slot(): Promise<void> {
+    if (this.busy < PARALLEL_CHATS) {
+      this.busy++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waitingForSlot.push(resolve));
+  }
+
+  /** Passes the slot on to the next waiting chat, if any. */
+  private release(): void {
+    const next = this.waitingForSlot.shift();
+    if (next) next();
+    else this.busy--;
+  }
 }
 
 /**
@@ -174,7 +268,7 @@ export async function handOverLate(
       if (opts.shouldStop?.() || failedInARow >= GIVE_UP_AFTER_FAILED_CHATS) break sweep;
       done.push(chatId);
       try {
-        count += await inChatOrder(d.client, chatId, () => handOverChat(d, chatId, olderThan, opts));
+        count += await oneAtATime(d.client, chatId, () => handOverChat(d, chatId, olderThan, opts));
         failedInARow = 0;
       } catch (err) {
         failed.push(chatId);
@@ -191,7 +285,7 @@ export async function handOverLate(
  * Hands over, per chat in acceptance order, every stored message accepted before `olderThan`
  * that was never handed over, and returns how many it handed over. Chats are taken oldest
  * message first; within a chat it stops at the first failure, so no later message of that chat
- * overtakes it. `shouldStop` is checked between messages (e.g. an activity's cancellation);
+ * overtakes it. `shouldStop` is checked between batches (e.g. an activity's cancellation);
  * stopping returns the count so far. When a chat fails the next chats are still tried (three
  * failing in a row end the call: Temporal or MongoDB is down); then it throws a
  * {@link LateHandOverError} carrying `handedOver` (the count) and `failedChats`.

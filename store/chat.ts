@@ -17,8 +17,9 @@ export interface NewChatMessage {
 export type ChatMessageRecord = ChatMessageDoc;
 
 /**
- * Stores an accepted message; resolves once MongoDB has it (the 202 comes after). `acceptedAt`
- * places it in its chat's order: the gateway stamps it when it takes the chat's hand-over slot.
+ * Stores an accepted message; resolves once MongoDB has it (the 202 comes right after).
+ * `acceptedAt` places it in its chat's order: the gateway stamps it when it registers the insert
+ * with its hand-over queue (operations/chat-dispatch.ts).
  */
 export async function saveChatMessage(message: NewChatMessage, acceptedAt = new Date()): Promise<Date> {
   await ChatMessage.create({ ...message, status: 'accepted', acceptedAt });
@@ -29,9 +30,13 @@ export async function getChatMessage(messageId: string): Promise<ChatMessageReco
   return ChatMessage.findOne({ messageId }).lean<ChatMessageRecord>();
 }
 
-/** Marks a message as handed to its chat workflow. */
-export async function markQueued(messageId: string): Promise<void> {
-  await ChatMessage.updateOne({ messageId, status: 'accepted' }, { $set: { status: 'queued', queuedAt: new Date() } });
+/** Marks messages as handed to their chat workflow (one write per hand-over batch). */
+export async function markQueued(messageIds: string[]): Promise<void> {
+  if (messageIds.length === 0) return;
+  await ChatMessage.updateMany(
+    { messageId: { $in: messageIds }, status: 'accepted' },
+    { $set: { status: 'queued', queuedAt: new Date() } },
+  );
 }
 
 /**

@@ -13,7 +13,13 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@te
 import type { ChatActivities } from '../activities/chat';
 import { CONTEXT_TURNS, type ChatTurn } from '../domain/chat';
 import { agentTurnWorkflow } from './agent-turn';
-import { chatMessageSignal, chatStateQuery, type ChatWorkflowInput, type QueuedMessage } from './chat-messages';
+import {
+  chatMessageSignal,
+  chatMessagesSignal,
+  chatStateQuery,
+  type ChatWorkflowInput,
+  type QueuedMessage,
+} from './chat-messages';
 
 const acts = proxyActivities<ChatActivities>({
   startToCloseTimeout: '30s',
@@ -38,13 +44,16 @@ export async function chatWorkflow(input: ChatWorkflowInput): Promise<void> {
   let current: string | undefined;
   let turns = 0;
 
-  setHandler(chatMessageSignal, (message) => {
+  const enqueue = (message: QueuedMessage) => {
     if (recent.includes(message.messageId) || pending.some((m) => m.messageId === message.messageId)) return;
     // Keep acceptance order even when the sweeper delivers a late message.
     const at = pending.findIndex((m) => m.acceptedAt > message.acceptedAt);
     if (at < 0) pending.push(message);
     else pending.splice(at, 0, message);
-  });
+  };
+  // Adding a handler issues no command, so histories without the batched signal replay as before.
+  setHandler(chatMessageSignal, enqueue);
+  setHandler(chatMessagesSignal, (messages) => messages.forEach(enqueue));
   setHandler(chatStateQuery, () => ({ queued: pending.length, turns, ...(current && { current }) }));
 
   const history: ChatTurn[] =

@@ -8,6 +8,7 @@ import { getChatMessage, saveChatMessage } from '../../store/chat';
 import { ChatMessage } from '../../store/models/chat-message';
 import { chatStateQuery, chatWorkflowId } from '../../workflows/chat-messages';
 import { GATEWAY_SECRET, useGateway } from '../harness/gateway';
+import { firstSignalled, signalledBatches } from './chat-signals';
 
 /**
  * Per-chat order under late hand-overs (issue 8): a message stored but not handed over to
@@ -148,6 +149,30 @@ describe('gateway: per-chat order holds when hand-overs are late', () => {
     expect(repliesOf(chatId)).toEqual(order);
     expectEachAnsweredOnce(all);
   });
+
+  it('concurrent bursts to several chats: each chat signalled and answered in acceptance order, each message once', async () => {
+    const chats = ['o-conc-1', 'o-conc-2', 'o-conc-3', 'o-conc-4'];
+    // A late message first in two of the chats: the first live hand-over takes it along.
+    const late = [await storedOnly(chats[0]!, '/help'), await viaCutOff(chats[1]!, '/help')];
+    // All at once, interleaved over the chats: 32 requests in flight.
+    const live = await Promise.all(
+      Array.from({ length: 32 }, (_, i) => gw.send({ chat_id: chats[i % 4], text: i % 3 ? '/help' : '/incidents' })),
+    );
+    const all = [...late, ...live];
+    await allAnswered(all, chats);
+    for (const chatId of chats) {
+      const order = await acceptanceOrder(chatId);
+      expect(order).toHaveLength(chatId === chats[0] || chatId === chats[1] ? 9 : 8);
+      expect({ chatId, signalled: firstSignalled(await signalledBatches(gw.client, chatId)) }).toEqual({
+        chatId,
+        signalled: order,
+      });
+      expect({ chatId, replies: repliesOf(chatId) }).toEqual({ chatId, replies: order });
+    }
+    expect((await acceptanceOrder(chats[0]!))[0]).toBe(late[0]);
+    expect((await acceptanceOrder(chats[1]!))[0]).toBe(late[1]);
+    expectEachAnsweredOnce(all);
+  }, 150_000);
 
   describe('handOverLateMessages (the sweeper, and the reconciler)', () => {
     // Only the calls made here hand messages over: the harness gateway and its sweeper are stopped.

@@ -35,6 +35,13 @@ describe('replay of recorded histories', () => {
     ]);
   });
 
+  it('has chat histories of both hand-over shapes: one message per signal, and batches', () => {
+    const signals = new Set(
+      files.flatMap((f) => load(f).events.flatMap((e) => e.workflowExecutionSignaledEventAttributes?.signalName ?? [])),
+    );
+    expect([...signals]).toEqual(expect.arrayContaining(['chatMessage', 'chatMessages']));
+  });
+
   it('replays every history on the current workflow code', async () => {
     const histories = files.map((f) => ({
       workflowId: f.replace(/\.pb$/, ''),
