@@ -5,8 +5,9 @@
  * Text messages (`/help`, the built-in agent) over CHATS chat ids. Each level runs on a fresh
  * private stack. Also printed per level: the cores each process of the stack used during the
  * POSTs; how many final callbacks arrived within a bounded wait (how far the worker got with
- * the backlog); per-chat order violations among them; hand-overs to Temporal that missed their
- * deadline (from the log); and how long `foghorn dev` took to stop with the backlog queued.
+ * the backlog); per-chat order violations among them; failed hand-overs to Temporal (from the
+ * log: per message before the batched hand-over, per chat attempt since, and how many of those
+ * were left to the sweeper); and how long `foghorn dev` took to stop with the backlog queued.
  * Usage: npx ts-node --transpile-only bench/gateway-accept.ts [requestsPerLevel=2000] [chats=100]
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
@@ -107,8 +108,10 @@ interface LevelResult {
    * pairs where B's final arrived first, or arrived while A's is still missing.
    */
   outOfOrder: number;
-  /** Hand-overs to Temporal that missed their deadline (left to the sweeper), from the log. */
+  /** Hand-overs to Temporal that failed (e.g. missed their deadline), from the log. */
   lateHandOvers: number;
+  /** Of those, the ones the gateway stopped retrying (left to the sweeper). */
+  leftToSweeper: number;
   /** Cores used while the POSTs ran, per process of the stack, and by this benchmark. */
   cores: string;
   /** `foghorn dev` from SIGINT to exit, with the backlog still queued. */
@@ -117,7 +120,7 @@ interface LevelResult {
 
 /** One concurrency level on a fresh private stack, so each level starts with an idle worker. */
 async function runLevel(senders: number): Promise<LevelResult> {
-  let result: Omit<LevelResult, 'lateHandOvers' | 'stopSeconds'>;
+  let result: Omit<LevelResult, 'lateHandOvers' | 'leftToSweeper' | 'stopSeconds'>;
   interface Sent {
     chatId: string;
     messageId: string;
@@ -224,11 +227,13 @@ async function runLevel(senders: number): Promise<LevelResult> {
     await receiver.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-  const lateHandOvers = dev
+  const failures = dev
     .output()
     .split('\n')
-    .filter((line) => line.includes('not yet dispatched')).length;
-  return { ...result, lateHandOvers, stopSeconds };
+    .filter((line) => line.includes('not yet dispatched'));
+  const lateHandOvers = failures.length;
+  const leftToSweeper = failures.filter((line) => line.includes('left to the sweeper')).length;
+  return { ...result, lateHandOvers, leftToSweeper, stopSeconds };
 }
 
 async function main() {
@@ -245,7 +250,7 @@ async function main() {
       `senders=${String(senders).padStart(3)}  sent=${r.sent}  ${(r.sent / r.seconds).toFixed(1).padStart(6)} msg/s  ` +
         `p50=${l.p50.toFixed(1)}ms p99=${l.p99.toFixed(1)}ms max=${Math.max(...r.latencies).toFixed(1)}ms  ` +
         `non-202=${non202} (${codes})  finals=${r.answered}/${r.accepted} after ${r.drainSeconds.toFixed(1)}s ` +
-        `(${(r.answered / r.drainSeconds).toFixed(1)} turns/s)  out of order=${r.outOfOrder}  late hand-overs=${r.lateHandOvers}  ` +
+        `(${(r.answered / r.drainSeconds).toFixed(1)} turns/s)  out of order=${r.outOfOrder}  failed hand-overs=${r.lateHandOvers} (left to the sweeper ${r.leftToSweeper})  ` +
         `stop=${r.stopSeconds.toFixed(1)}s  load1=${r.loadBefore.toFixed(1)}`,
     );
     console.log(`  cores busy during the POSTs: ${r.cores}`);
