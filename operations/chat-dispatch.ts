@@ -67,7 +67,7 @@ export class LateHandOverError extends Error {
 
 /**
  * One signal-with-start of the chat workflow (the first batch starts it) carrying a batch of the
- * chat's messages in acceptance order, then one write marking them queued.
+ * chat's messages in acceptance order. The caller then marks them queued.
  */
 async function signalBatch(d: ChatDispatcher, chatId: string, batch: HandedOverMessage[]): Promise<void> {
   await d.client.withDeadline(Date.now() + SIGNAL_DEADLINE_MS, () =>
@@ -80,7 +80,6 @@ async function signalBatch(d: ChatDispatcher, chatId: string, batch: HandedOverM
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     }),
   );
-  await markQueued(batch.map((m) => m.messageId));
 }
 
 /**
@@ -98,13 +97,14 @@ async function handOverChat(
   let count = 0;
   const seen = new Set<string>();
   for (;;) {
-    const page = await undispatchedMessagesOf(chatId, bound, { inclusive: opts.inclusive, limit: PAGE });
+    const page = await undispatchedMessagesOf([chatId], bound, { inclusive: opts.inclusive, limit: PAGE });
     const fresh = page
       .filter((m) => !seen.has(m.messageId))
       .map((m) => ({ messageId: m.messageId, chatId, acceptedAt: m.acceptedAt }));
     if (fresh.length === 0 || opts.shouldStop?.()) return count;
     for (const m of fresh) seen.add(m.messageId);
     await signalBatch(d, chatId, fresh);
+    await markQueued(fresh.map((m) => m.messageId));
     count += fresh.length;
     if (opts.onHandedOver) fresh.forEach(opts.onHandedOver);
     if (page.length < PAGE) return count;
@@ -130,30 +130,30 @@ function oneAtATime<T>(client: Client, chatId: string, job: () => Promise<T>): P
 export interface HandOverEvents {
   /** A hand-over of the chat failed; `retryInMs` is absent when it is left to the sweeper. */
   onFailed?(chatId: string, err: unknown, retryInMs?: number): void;
-  /** A hand-over of the chat signalled these messages (one signal per page). */
-  onHandedOver?(chatId: string, count: number): void;
-}
-
-interface ChatQueueState {
-  /** Acceptance stamps of this process's inserts of the chat that have not finished yet. */
-  inserting: Date[];
-  /** A hand-over is waiting for its turn; a message stored meanwhile is taken along by it. */
-  queued: boolean;
-  failures: number;
-  retry?: NodeJS.Timeout;
 }
 
 /**
- * The accept path's hand-over: after the 202, asynchronous and batched per chat. A message
- * stored asks for a hand-over of its chat; while one is queued or running, later messages of
- * the chat wait and go together in the next one (one signal for all of them). A failed
- * hand-over is retried a few times, then left to the sweeper: stored is accepted either way.
+ * The accept path's hand-over: after the 202, asynchronous and batched. A stored message asks
+ * for a hand-over of its chat; the queue works in rounds: one read of every waiting chat's
+ * messages not yet handed over (one query however many chats), then per chat one signal
+ * carrying all of its messages, then one write marking every signalled message queued. A chat
+ * whose signal is in flight waits for the next round, so messages stored meanwhile go together.
+ * A failed hand-over is retried a few times, then left to the sweeper: stored is accepted
+ * either way.
  */
 export class ChatHandOverQueue {
-  private readonly chats = new Map<string, ChatQueueState>();
-  private readonly jobs = new Set<Promise<unknown>>();
-  private readonly waitingForSlot: (() => void)[] = [];
-  private busy = 0;
+  /** Acceptance stamps of this process's inserts that have not finished, per chat. */
+  private readonly inserting = new Map<string, Date[]>();
+  /** Chats with messages stored since their last read. */
+  private readonly wanted = new Set<string>();
+  /** Chats read in a round whose signal (and mark) has not finished. */
+  private readonly busy = new Set<string>();
+  private reading = false;
+  private readonly failures = new Map<string, number>();
+  private readonly retries = new Map<string, NodeJS.Timeout>();
+  private readonly rounds = new Set<Promise<void>>();
+  private marks: { ids: string[]; resolve(): void; reject(err: unknown): void }[] = [];
+  private marking = false;
   private stopped = false;
 
   constructor(
@@ -168,83 +168,141 @@ export class ChatHandOverQueue {
    * earlier one of its chat.
    */
   accepting(chatId: string, acceptedAt: Date): { settled(): void } {
-    const state = this.state(chatId);
-    state.inserting.push(acceptedAt);
+    let stamps = this.inserting.get(chatId);
+    if (!stamps) this.inserting.set(chatId, (stamps = []));
+    stamps.push(acceptedAt);
     return {
       settled: () => {
-        state.inserting.splice(state.inserting.indexOf(acceptedAt), 1);
+        stamps.splice(stamps.indexOf(acceptedAt), 1);
+        if (!stamps.length && this.inserting.get(chatId) === stamps) this.inserting.delete(chatId);
         // Also after a failed insert: later messages of the chat may have waited for it.
-        this.request(chatId);
+        this.want(chatId);
       },
     };
   }
 
-  /** No more retries; resolves once no hand-over of this queue is queued or running. */
+  /** No more retries; resolves once no hand-over of this queue is waiting or running. */
   async drain(): Promise<void> {
     this.stopped = true;
-    for (const state of this.chats.values()) clearTimeout(state.retry);
-    while (this.jobs.size) await Promise.all([...this.jobs]);
+    for (const timer of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
+    while (this.rounds.size) await Promise.all([...this.rounds]);
   }
 
-  private state(chatId: string): ChatQueueState {
-    let state = this.chats.get(chatId);
-    if (!state) this.chats.set(chatId, (state = { inserting: [], queued: false, failures: 0 }));
-    return state;
+  private want(chatId: string): void {
+    this.wanted.add(chatId);
+    this.pump();
   }
 
-  private request(chatId: string): void {
-    const state = this.state(chatId);
-    if (state.queued) return;
-    state.queued = true;
-    const job = oneAtATime(this.d.client, chatId, () => this.handOver(chatId, state))
-      .catch(() => undefined) // an event handler that threw: the message is stored, the sweeper has it
-      .finally(() => {
-        this.jobs.delete(job);
-        if (!state.queued && !state.inserting.length && !state.retry && this.chats.get(chatId) === state)
-          this.chats.delete(chatId);
-      });
-    this.jobs.add(job);
-  }
-
-  private async handOver(chatId: string, state: ChatQueueState): Promise<void> {
-    await this.slot();
-    try {
-      // From here on, a message stored asks for the next hand-over; this one reads what is stored now.
-      state.queued = false;
-      const earliestInsert = state.inserting.reduce<Date | undefined>((a, b) => (a && a <= b ? a : b), undefined);
-      const count = await handOverChat(this.d, chatId, earliestInsert ?? new Date(), { inclusive: !earliestInsert });
-      state.failures = 0;
-      clearTimeout(state.retry);
-      state.retry = undefined;
-      if (count) this.events.onHandedOver?.(chatId, count);
-    } catch (err) {
-      const delay = this.stopped ? undefined : RETRY_DELAYS_MS[state.failures++];
-      if (delay !== undefined && !state.retry)
-        state.retry = setTimeout(() => {
-          state.retry = undefined;
-          this.request(chatId);
-        }, delay);
-      this.events.onFailed?.(chatId, err, delay);
-    } finally {
-      this.release();
+  /** Starts a round for the waiting chats that are not busy, unless a read is already running. */
+  private pump(): void {
+    if (this.reading || this.busy.size >= PARALLEL_CHATS) return;
+    const chats = [...this.wanted].filter((c) => !this.busy.has(c)).slice(0, PARALLEL_CHATS - this.busy.size);
+    if (!chats.length) return;
+    for (const c of chats) {
+      this.wanted.delete(c);
+      this.busy.add(c);
     }
+    this.reading = true;
+    const round = this.round(chats).finally(() => this.rounds.delete(round));
+    this.rounds.add(round);
   }
 
-  private async slot(): Promise<void> {
-    if (this.busy < PARALLEL_CHATS) {
-      this.busy++;
+  private async round(chats: string[]): Promise<void> {
+    // Taken before the read: an insert that starts later gets a later stamp.
+    const bounds = new Map(chats.map((c) => [c, earliest(this.inserting.get(c))]));
+    const limit = PAGE * chats.length;
+    let rows: Awaited<ReturnType<typeof undispatchedMessagesOf>>;
+    try {
+      rows = await undispatchedMessagesOf(chats, new Date(), { inclusive: true, limit });
+    } catch (err) {
+      this.reading = false;
+      for (const c of chats) {
+        this.busy.delete(c);
+        this.failed(c, err);
+      }
+      this.pump();
       return;
     }
-    await new Promise<void>((resolve) => this.waitingForSlot.push(resolve));
+    this.reading = false;
+    const batches = new Map<string, HandedOverMessage[]>();
+    for (const row of rows) {
+      const bound = bounds.get(row.chatId);
+      if (bound && row.acceptedAt >= bound) continue; // an earlier insert of the chat is still running
+      let batch = batches.get(row.chatId);
+      if (!batch) batches.set(row.chatId, (batch = []));
+      batch.push({ messageId: row.messageId, chatId: row.chatId, acceptedAt: row.acceptedAt });
+    }
+    // A cut-off read gave each chat a prefix of its messages, in order: the rest comes next round.
+    if (rows.length === limit) chats.forEach((c) => this.wanted.add(c));
+    this.pump(); // the next round reads while this one signals
+    await Promise.all(chats.map((c) => this.handOver(c, batches.get(c) ?? [])));
   }
 
-  /** Passes the slot on to the next waiting chat, if any. */
-  private release(): void {
-    const next = this.waitingForSlot.shift();
-    if (next) next();
-    else this.busy--;
+  private async handOver(chatId: string, batch: HandedOverMessage[]): Promise<void> {
+    try {
+      if (batch.length)
+        await oneAtATime(this.d.client, chatId, async () => {
+          await signalBatch(this.d, chatId, batch);
+          await this.mark(batch.map((m) => m.messageId));
+        });
+      this.failures.delete(chatId);
+      clearTimeout(this.retries.get(chatId));
+      this.retries.delete(chatId);
+    } catch (err) {
+      this.failed(chatId, err);
+    } finally {
+      this.busy.delete(chatId);
+      this.pump();
+    }
+  }
+
+  private failed(chatId: string, err: unknown): void {
+    const failures = this.failures.get(chatId) ?? 0;
+    const delay = this.stopped ? undefined : RETRY_DELAYS_MS[failures];
+    this.failures.set(chatId, failures + 1);
+    if (delay === undefined) this.failures.delete(chatId);
+    else if (!this.retries.has(chatId))
+      this.retries.set(
+        chatId,
+        setTimeout(() => {
+          this.retries.delete(chatId);
+          this.want(chatId);
+        }, delay),
+      );
+    try {
+      this.events.onFailed?.(chatId, err, delay);
+    } catch {
+      // a reporting problem must not stop the queue
+    }
+  }
+
+  /** Marks messages queued, one write at a time for every chat signalled meanwhile. */
+  private mark(ids: string[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.marks.push({ ids, resolve, reject });
+      this.flushMarks();
+    });
+  }
+
+  private flushMarks(): void {
+    if (this.marking || !this.marks.length) return;
+    const waiting = this.marks;
+    this.marks = [];
+    this.marking = true;
+    markQueued(waiting.flatMap((w) => w.ids))
+      .then(
+        () => waiting.forEach((w) => w.resolve()),
+        (err: unknown) => waiting.forEach((w) => w.reject(err)),
+      )
+      .finally(() => {
+        this.marking = false;
+        this.flushMarks();
+      });
   }
 }
+
+const earliest = (stamps?: Date[]) => stamps?.reduce<Date | undefined>((a, b) => (a && a <= b ? a : b), undefined);
 
 /**
  * {@link handOverLateMessages} with a report per message handed over (the gateway's sweeper logs

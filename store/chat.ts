@@ -40,16 +40,20 @@ export async function markQueued(messageIds: string[]): Promise<void> {
 }
 
 /**
- * One chat's messages not yet handed to its workflow, in acceptance order (`acceptedAt`, then
+ * The chats' messages not yet handed to their workflow, in acceptance order (`acceptedAt`, then
  * `_id`, which a process allocates in increasing order), accepted before `bound` (or at it, with
- * `inclusive`).
+ * `inclusive`). One query for many chats: mongo-java-server scans the collection per query.
  */
 export async function undispatchedMessagesOf(
-  chatId: string,
+  chatIds: string[],
   bound: Date,
   opts: { inclusive?: boolean; limit?: number } = {},
 ): Promise<ChatMessageRecord[]> {
-  return ChatMessage.find({ chatId, status: 'accepted', acceptedAt: { [opts.inclusive ? '$lte' : '$lt']: bound } })
+  return ChatMessage.find({
+    chatId: chatIds.length === 1 ? chatIds[0] : { $in: chatIds },
+    status: 'accepted',
+    acceptedAt: { [opts.inclusive ? '$lte' : '$lt']: bound },
+  })
     .sort({ acceptedAt: 1, _id: 1 })
     .limit(opts.limit ?? 100)
     .lean<ChatMessageRecord[]>();
