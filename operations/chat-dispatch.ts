@@ -28,7 +28,7 @@ export interface ChatDispatcher {
 
 /** How long one signal-with-start may take before that hand-over counts as failed. */
 export const SIGNAL_DEADLINE_MS = 5_000;
-/** Messages read from MongoDB per query, and so at most per signal. */
+/** Messages per signal, and read from MongoDB per chat and query. */
 const PAGE = 100;
 /** Chats failing in a row before a sweep gives up (Temporal or MongoDB is down, not one chat). */
 const GIVE_UP_AFTER_FAILED_CHATS = 3;
@@ -231,7 +231,9 @@ export class ChatHandOverQueue {
       if (bound && row.acceptedAt >= bound) continue; // an earlier insert of the chat is still running
       let batch = batches.get(row.chatId);
       if (!batch) batches.set(row.chatId, (batch = []));
-      batch.push({ messageId: row.messageId, chatId: row.chatId, acceptedAt: row.acceptedAt });
+      // A signal stays small (Temporal payloads): the rest of the chat goes in the next round.
+      if (batch.length === PAGE) this.wanted.add(row.chatId);
+      else batch.push({ messageId: row.messageId, chatId: row.chatId, acceptedAt: row.acceptedAt });
     }
     // A cut-off read gave each chat a prefix of its messages, in order: the rest comes next round.
     if (rows.length === limit) chats.forEach((c) => this.wanted.add(c));
