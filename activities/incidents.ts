@@ -10,6 +10,7 @@ import type { AcknowledgeRequest, CorrelatedSignal, ResolveRequest, SnoozeReques
 import { redactText } from '../domain/redact';
 import { riskScore, severityFromRisk } from '../domain/risk';
 import { categoryForSignal } from '../domain/vocabulary';
+import { signalCount } from '../domain/incident-record';
 import { matchRunbooks } from '../domain/runbook-match';
 import { appendAudit } from '../store/audit';
 import {
@@ -21,6 +22,7 @@ import {
   updateIncident,
   type IncidentRecord,
 } from '../store/incidents';
+import { dequeueSignals, queuedSignals, type InboxSignal } from '../store/signal-inbox';
 import { getInsightByIncident, storeInsightOnce, type InsightRecord } from '../store/insights';
 import { allocateName } from '../store/names';
 import { runbooksInCategory } from '../store/runbooks';
@@ -43,6 +45,54 @@ async function mustGet(name: string): Promise<IncidentRecord> {
 }
 
 const event = (e: TimelineEvent, suffix = '') => ({ key: idempotencyKey(suffix), event: e });
+
+/**
+ * Joins signals to the incident: the count, the newest few inline and the risk (only if nobody
+ * recorded since `firstIndex`, so a retry adds nothing twice), and one SignalCorrelated event
+ * each, keyed `<name>/signal/<key>`.
+ */
+async function recordSignals(
+  name: string,
+  signals: { key: string; signal: InboxSignal }[],
+  firstIndex: number,
+  afterResolution: boolean,
+): Promise<void> {
+  const incident = await mustGet(name);
+  const known = signalCount(incident);
+  const fresh = signals.slice(Math.max(0, known - firstIndex)); // a retry may find some recorded
+  if (fresh.length > 0) {
+    const score = riskScore(
+      incident.signalType,
+      incident.severitySource === 'source' ? incident.severity : undefined,
+      known + fresh.length,
+    );
+    await appendCorrelatedSignals(
+      incident.name,
+      known,
+      fresh.map((s) => s.signal),
+      {
+        riskScore: score,
+        lastUpdated: new Date(),
+        ...(incident.severitySource === 'risk' &&
+          incident.state !== 'Resolved' && { severity: severityFromRisk(score) }),
+      },
+    );
+  }
+  await appendTimeline(
+    incident.name,
+    signals.map(({ key, signal: s }, i) => ({
+      key: `${incident.name}/signal/${key}`,
+      event: {
+        timestamp: new Date(s.at),
+        type: 'SignalCorrelated',
+        source: s.source === 'alertmanager' ? 'alertmanager' : 'detector',
+        message: `${s.signalType} joined this incident${s.description ? `: ${s.description}` : ''}${afterResolution ? ' (arrived after resolution)' : ''}`,
+        ...(s.severity && { severity: s.severity as Severity }),
+        details: { signalType: s.signalType, index: firstIndex + i + 1 },
+      },
+    })),
+  );
+}
 
 /** The incident workflow's side effects. Each is idempotent (keyed writes, conditional updates). */
 export function createIncidentActivities(deps: IncidentActivityDeps) {
@@ -220,50 +270,42 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       return best;
     },
 
-    /** Joins signals to the incident: timeline events keyed by their index, risk recomputed. */
+    /** Joins signals sent to the workflow (histories from before the inbox): keyed by their index. */
     async recordCorrelatedSignals(input: {
       name: string;
       signals: CorrelatedSignal[];
       firstIndex: number;
       afterResolution: boolean;
     }): Promise<void> {
-      const incident = await mustGet(input.name);
-      const known = incident.correlatedSignals.length;
-      const fresh = input.signals.slice(Math.max(0, known - input.firstIndex)); // a retry may find some recorded
-      if (fresh.length > 0) {
-        const count = known + fresh.length;
-        const score = riskScore(
-          incident.signalType,
-          incident.severitySource === 'source' ? incident.severity : undefined,
-          count,
-        );
-        // Only if nobody appended since we read (the workflow records signals one batch at a time).
-        await appendCorrelatedSignals(
-          incident.name,
-          known,
-          fresh.map((s) => ({ ...s, at: new Date(s.at) })),
-          {
-            riskScore: score,
-            lastUpdated: new Date(),
-            ...(incident.severitySource === 'risk' &&
-              incident.state !== 'Resolved' && { severity: severityFromRisk(score) }),
-          },
-        );
-      }
-      await appendTimeline(
-        incident.name,
-        input.signals.map((s, i) => ({
-          key: `${incident.name}/signal/${input.firstIndex + i}`,
-          event: {
-            timestamp: new Date(s.at),
-            type: 'SignalCorrelated',
-            source: s.source === 'alertmanager' ? 'alertmanager' : 'detector',
-            message: `${s.signalType} joined this incident${s.description ? `: ${s.description}` : ''}${input.afterResolution ? ' (arrived after resolution)' : ''}`,
-            ...(s.severity && { severity: s.severity as Severity }),
-            details: { signalType: s.signalType, index: input.firstIndex + i + 1 },
-          },
-        })),
+      await recordSignals(
+        input.name,
+        input.signals.map((s, i) => ({ key: String(input.firstIndex + i), signal: { ...s, at: new Date(s.at) } })),
+        input.firstIndex,
+        input.afterResolution,
       );
+    },
+
+    /**
+     * Records the oldest queued signals of the incident (store/signal-inbox.ts), then removes
+     * them from the queue. Keyed by their queue id, so a retry records each once. Answers how
+     * many it recorded: fewer than `limit` means the queue was empty when read.
+     */
+    async drainSignalInbox(input: {
+      name: string;
+      firstIndex: number;
+      afterResolution: boolean;
+      limit: number;
+    }): Promise<{ recorded: number }> {
+      const queued = await queuedSignals(input.name, input.limit);
+      if (queued.length === 0) return { recorded: 0 };
+      await recordSignals(
+        input.name,
+        queued.map((q) => ({ key: q.id, signal: q.signal })),
+        input.firstIndex,
+        input.afterResolution,
+      );
+      await dequeueSignals(queued.map((q) => q.id));
+      return { recorded: queued.length };
     },
 
     async acknowledgeIncident(input: { name: string; request: AcknowledgeRequest; at: string }): Promise<void> {

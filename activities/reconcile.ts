@@ -4,6 +4,7 @@ import { handOverLateMessages, LateHandOverError } from '../operations/chat-disp
 import {
   reconcileDedupEntries,
   reconcileIncidentRecords,
+  reconcileSignalInbox,
   reconcileOrphanWorkflows,
   type Repair,
   type RepairKind,
@@ -54,6 +55,7 @@ export function createReconcileActivities(deps: ReconcileActivityDeps) {
       return record([
         ...(await reconcileDedupEntries(options)),
         ...(await reconcileIncidentRecords(options)),
+        ...(await reconcileSignalInbox(options)),
         ...(await reconcileOrphanWorkflows(options)),
       ]);
     },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatDuration } from '../domain/duration';
 import { incidentStateSchema, splitResource, TIMELINE_TYPES, type TimelineEvent } from '../domain/incident';
+import { signalCount } from '../domain/incident-record';
 import { FINAL_PLAN_STATES, planStateSchema } from '../domain/remediation';
 import { severitySchema, signalTypeSchema } from '../domain/vocabulary';
 import { API_VERSION, listSchema } from '../domain/schemas';
@@ -64,7 +65,7 @@ export function incidentDetail(i: IncidentRecord, timelineCount: number, plans: 
       detectedAt: iso(i.detectedAt),
       lastUpdated: iso(i.lastUpdated),
       timelineCount,
-      correlatedSignals: i.correlatedSignals.length,
+      correlatedSignals: signalCount(i),
       remediationAttempts: i.remediationAttempts ?? 0,
       ...(active && { activePlan: active }),
       ...(i.snoozeUntil && { snoozed: i.snoozed, snoozeUntil: iso(i.snoozeUntil) }),

@@ -53,6 +53,7 @@ program
     const { disconnectMongo } = await import('../store/connection');
     const { onShutdown } = await import('./shutdown');
     const services = await import('./services');
+    const { stopHandOvers } = await import('../operations/incident-handover');
     const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
     await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config);
     await services.ensureAuditKey(config, { mirrorCheckpoints: true });
@@ -66,6 +67,7 @@ program
     logger.info({ addr: server.address() }, 'API listening');
     onShutdown([
       () => services.closeServer(server),
+      () => stopHandOvers(temporal), // before its connection closes
       () => temporal.connection.close(),
       () => checkpointer.stop(),
       () => disconnectMongo(),

@@ -28,6 +28,12 @@ export type IncidentRecord = {
     labels: Record<string, string>;
     at: Date;
   }[];
+  /**
+   * How many signals joined, all told. `correlatedSignals` keeps only the newest
+   * CORRELATED_SIGNALS_KEPT (a storm must not grow one document without bound); the timeline keeps
+   * every one. Absent on records written before the count existed: see signalCount.
+   */
+  correlatedSignalCount?: number;
   analysisResult: { rootCause: string; recommendation: string; confidence: number; relatedEvents: string[] };
   insight: string;
   /** When the insight was written (the end of the analysis phase). */
@@ -56,12 +62,20 @@ export type IncidentRecord = {
   postmortem: string;
 };
 
+/** The newest correlated signals a record keeps inline (the timeline keeps all of them). */
+export const CORRELATED_SIGNALS_KEPT = 100;
+
+/** Signals joined to the incident, on records from before and after the count was kept. */
+export const signalCount = (r: { correlatedSignals?: readonly unknown[]; correlatedSignalCount?: number }): number =>
+  r.correlatedSignalCount ?? r.correlatedSignals?.length ?? 0;
+
 /** What no new record has yet: no runbook, analysis, assignee, remediation or postmortem (fresh objects each time). */
 function nothingYet() {
   return {
     runbook: '',
     escalationPolicy: 'default',
     correlatedSignals: [],
+    correlatedSignalCount: 0,
     analysisResult: { rootCause: '', recommendation: '', confidence: 0, relatedEvents: [] },
     insight: '',
     assignedTo: '',

@@ -54,6 +54,17 @@ export interface CorrelatedSignal {
   at: string;
 }
 
+/**
+ * Tells the incident workflow that signals wait in its inbox (store/signal-inbox.ts): coalesced,
+ * at most one per incident per second, so `count` may stand for many. The newest one's type and
+ * time are told to a running remediation plan (a new signal fails its verification).
+ */
+export interface SignalsQueued {
+  count: number;
+  signalType: SignalType;
+  at: string;
+}
+
 /** What the workflow knows right now; the query answers with it. */
 export interface LiveState {
   state: IncidentState;

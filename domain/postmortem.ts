@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { formatDuration } from './duration';
 import { CORRELATION_WINDOW_MS, splitResource, type TimelineEvent } from './incident';
+import { signalCount } from './incident-record';
 import {
   categoryForSignal,
   RUNBOOK_CATEGORIES,
@@ -160,7 +161,9 @@ export interface PostmortemIncident {
   acknowledgedAt?: Date;
   acknowledgedBy?: string;
   escalatedAt?: Date;
+  /** The newest joined signals (their types); the count says how many joined in all. */
   correlatedSignals?: { signalType: string; at: Date }[];
+  correlatedSignalCount?: number;
 }
 
 export interface PostmortemInsight {
@@ -274,11 +277,12 @@ export function cascadeChain(incident: Pick<PostmortemIncident, 'name' | 'detect
 function summaryOf(input: PostmortemInput, duration: string): string {
   const { incident: i } = input;
   const correlated = i.correlatedSignals ?? [];
+  const joined = signalCount(i);
   const sentences = [
     `${i.signalType} was detected on ${i.resource} in namespace ${i.namespace} at ${i.detectedAt.toISOString()} ` +
       `(severity ${i.severity})${i.description ? `: ${i.description.replace(/\.$/, '')}` : ''}.`,
-    correlated.length > 0
-      ? `${plural(correlated.length, 'further signal')} joined the incident (${[...new Set(correlated.map((s) => s.signalType))].join(', ')}).`
+    joined > 0
+      ? `${plural(joined, 'further signal')} joined the incident (${[...new Set(correlated.map((s) => s.signalType))].join(', ')}).`
       : '',
     i.acknowledgedAt
       ? `Acknowledged${i.acknowledgedBy ? ` by ${i.acknowledgedBy}` : ''} ${formatDuration(i.acknowledgedAt.getTime() - i.detectedAt.getTime())} after detection.`
@@ -297,6 +301,7 @@ function lessonsOf(input: PostmortemInput, duration: string, actionItems: Action
   const { incident: i, insight, related, trending } = input;
   const since = (at: Date) => formatDuration(at.getTime() - i.detectedAt.getTime());
   const correlated = i.correlatedSignals ?? [];
+  const joined = signalCount(i);
   const lessons: string[] = [
     i.acknowledgedAt
       ? `Time to acknowledge: ${since(i.acknowledgedAt)}${i.acknowledgedBy ? ` (${i.acknowledgedBy})` : ''}.`
@@ -304,10 +309,10 @@ function lessonsOf(input: PostmortemInput, duration: string, actionItems: Action
     `Time to resolve: ${duration}.`,
   ];
   if (i.escalatedAt) lessons.push(`Automation did not resolve it; escalated to on-call after ${since(i.escalatedAt)}.`);
-  if (correlated.length > 0) {
+  if (joined > 0) {
     const types = [...new Set(correlated.map((s) => s.signalType))];
     lessons.push(
-      `${plural(correlated.length, 'correlated signal')} (${types.join(', ')}) joined the incident: ${i.resource} showed more than one symptom.`,
+      `${plural(joined, 'correlated signal')} (${types.join(', ')}) joined the incident: ${i.resource} showed more than one symptom.`,
     );
   }
   if (related.length > 0) {

@@ -8,7 +8,8 @@ import {
 import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
 import { DurationError, parseDuration } from '../domain/duration';
 import { ApiError, RETRY_AFTER_SECONDS, unavailable } from '../domain/errors';
-import type { Signal } from '../domain/incident';
+import type { Severity, Signal } from '../domain/incident';
+import { signalCount } from '../domain/incident-record';
 import {
   clearDedupEntry,
   getIncident,
@@ -17,13 +18,22 @@ import {
   type IncidentRecord,
 } from '../store/incidents';
 import { incidentWorkflow, type IncidentWorkflowInput } from '../workflows/incident';
-import { acknowledgeUpdate, correlateSignal, resolveUpdate, snoozeUpdate } from '../workflows/incident-messages';
+import {
+  acknowledgeUpdate,
+  correlateSignal,
+  resolveUpdate,
+  signalsQueuedSignal,
+  snoozeUpdate,
+} from '../workflows/incident-messages';
+import { dequeueSignals, enqueueSignals, queuedSignals } from '../store/signal-inbox';
+import { handOverFor, IncidentHandOver, type IncidentCalls } from './incident-handover';
 import {
   CONFLICT,
   SNOOZE_MAX_MS,
   type AcknowledgeRequest,
   type CorrelatedSignal,
   type ResolveRequest,
+  type SignalsQueued,
   type SnoozeRequest,
 } from '../domain/incident-requests';
 import { INCIDENT, INCIDENT_STATE, NAMESPACE, RESOURCE, SEVERITY } from '../workflows/search-attributes';
@@ -41,16 +51,11 @@ export const MANUAL_RESOLUTION = 'Manually resolved via dashboard';
 export const SOURCE_RESOLUTION = 'Resolved at source';
 
 /**
- * 503 `Service unavailable` + Retry-After for an ingest that could not reach Temporal. When the
- * incident record was written first, `incident` names it: it stays, and a retried signal joins it
- * through signal-with-start, which starts its workflow (as does the reconciler).
+ * 503 `Service unavailable` + Retry-After for an ingest that could not be made durable, or (a
+ * signal for a resolved incident) could not reach Temporal.
  */
 export class IngestUnavailableError extends ApiError {
-  constructor(
-    details: string,
-    readonly incident?: IncidentRecord,
-    readonly created = false,
-  ) {
+  constructor(details: string) {
     super(503, 'Service unavailable', details, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
   }
 }
@@ -59,87 +64,77 @@ const temporalDown = (err: unknown) => err instanceof ServiceError;
 const signalUndelivered = (incident: IncidentRecord) =>
   new IngestUnavailableError(
     `the signal for incident ${incident.name} could not be delivered (Temporal is unreachable); retry`,
-    incident,
   );
 
 /** Bounds the stale-dedup repairs of one ingest (each repair makes the next pass open or join). */
 const INGEST_PASSES = 3;
 
+export type Ingested = { created: boolean; incident: IncidentRecord };
+
+/** Opens or joins the incident of one signal: `ingestSignals` with one. */
+export async function ingestSignal(ops: IncidentOps, signal: Signal): Promise<Ingested> {
+  return (await ingestSignals(ops, [signal]))[0];
+}
+
 /**
- * Opens an incident (starting its workflow) or joins the open one (signalling it). Never a 500
- * for states a crash or an outage leaves behind:
- * - Temporal unreachable → IngestUnavailableError (503); a record already written stays.
+ * Ingests signals of one resource key, in order, in bulk (DESIGN §6, issue 14). The first opens
+ * the resource's incident or finds the open one; every signal that joins an open incident is
+ * queued in its inbox, all of them in one insert. The answer waits for the store only: the
+ * workflow is started, and told of queued signals, by the hand-over (incident-handover.ts).
+ * Never a 500 for states a crash or an outage leaves behind:
  * - the dedup entry names a resolved incident: a workflow still winding down gets the signal
- *   (recorded as arrived after resolution); none is ever started for it.
- * - the dedup entry names an incident whose workflow has closed: when that incident is resolved
- *   (its record says so, or its workflow completed, which only a resolve leads to) the entry is
- *   stale — it is cleared, conditionally, and the signal opens a new incident; when the workflow
- *   died unresolved (terminated, failed, timed out) a new run of it starts with the signal,
- *   carrying the state its record holds.
+ *   (recorded as arrived after resolution); none is ever started for it; closed (or gone), the
+ *   entry is stale: it is cleared, conditionally, and the signal opens a new incident;
+ * - the dedup entry names an open incident whose workflow has closed: the hand-over finds out
+ *   and repairs it (closedIncidentWorkflow).
  */
-export async function ingestSignal(
-  ops: IncidentOps,
-  signal: Signal,
-): Promise<{ created: boolean; incident: IncidentRecord }> {
+export async function ingestSignals(ops: IncidentOps, signals: Signal[]): Promise<Ingested[]> {
+  if (signals.length === 0) return [];
   for (let pass = 1; ; pass++) {
-    let opened: { created: boolean; incident: IncidentRecord };
+    let opened: Ingested;
     try {
-      opened = await openOrJoin(signal);
+      opened = await openOrJoin(signals[0]);
     } catch (err) {
       if (err instanceof IncidentPendingError)
         throw new IngestUnavailableError(`incident ${err.incident} for this resource is still being created`);
       throw err;
     }
     const { created, incident } = opened;
+    const joined = { created: false, incident };
     if (created) {
-      try {
-        await ops.client.workflow.start(incidentWorkflow, workflowOptions(ops, incident));
-      } catch (err) {
-        // A joiner's signal-with-start got there first: same workflow, same arguments.
-        if (err instanceof WorkflowExecutionAlreadyStartedError) return opened;
-        if (temporalDown(err))
-          throw new IngestUnavailableError(
-            `incident ${incident.name} was recorded but its workflow could not be started (Temporal is unreachable); retry: the retried signal joins it and starts its workflow`,
-            incident,
-            true,
-          );
-        throw err;
-      }
-      return opened;
+      handOver(ops).started(incident);
+      const rest = signals.slice(1);
+      await queue(ops, incident, rest);
+      return [opened, ...rest.map(() => joined)];
     }
-    if (incident.state === 'Resolved') {
-      // Never start a workflow for a resolved incident. Still winding down: the signal is
-      // recorded as arrived after resolution. Closed (or gone): the entry is stale.
-      try {
-        await ops.client.workflow.getHandle(incident.name).signal(correlateSignal, correlated(signal));
-        return opened;
-      } catch (err) {
-        if (temporalDown(err)) throw signalUndelivered(incident);
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-      }
-      await clearDedupEntry(incident);
-      if (pass >= INGEST_PASSES)
-        throw new IngestUnavailableError(`the open incident of this resource changed while the signal was ingested`);
-      continue;
+    if (incident.state !== 'Resolved') {
+      await queue(ops, incident, signals);
+      return signals.map(() => joined);
     }
+    // Never start a workflow for a resolved incident. Still winding down: the signal is
+    // recorded as arrived after resolution. Closed (or gone): the entry is stale.
     try {
-      // With-start: the creator may not have started the workflow yet.
-      await ops.client.workflow.signalWithStart(incidentWorkflow, {
-        ...workflowOptions(ops, incident),
-        signal: correlateSignal,
-        signalArgs: [correlated(signal)],
-      });
-      return opened;
+      await ops.client.workflow.getHandle(incident.name).signal(correlateSignal, correlated(signals[0]));
+      return [opened, ...(await ingestSignals(ops, signals.slice(1)))];
     } catch (err) {
       if (temporalDown(err)) throw signalUndelivered(incident);
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
-    // The incident's workflow has closed, yet its dedup entry still names it.
-    const repaired = await closedIncidentWorkflow(ops, incident, signal);
-    if (repaired) return { created: false, incident: repaired };
+    await clearDedupEntry(incident);
     if (pass >= INGEST_PASSES)
       throw new IngestUnavailableError(`the open incident of this resource changed while the signal was ingested`);
   }
+}
+
+/** Queues signals in the open incident's inbox (one insert, durable), then hands them over. */
+async function queue(ops: IncidentOps, incident: IncidentRecord, signals: Signal[]): Promise<void> {
+  if (signals.length === 0) return;
+  const joined = signals.map(correlated);
+  await enqueueSignals(
+    incident.name,
+    joined.map((s) => ({ ...s, at: new Date(s.at) })),
+  );
+  handOver(ops).queued(incident, joined);
 }
 
 const correlated = (signal: Signal): CorrelatedSignal => ({
@@ -151,48 +146,125 @@ const correlated = (signal: Signal): CorrelatedSignal => ({
   at: new Date().toISOString(),
 });
 
+/** The process's hand-over for this client and task queue. */
+export function handOver(ops: IncidentOps): IncidentHandOver {
+  return handOverFor(ops.client, ops.taskQueue, () => new IncidentHandOver(ops.client, incidentCalls(ops)));
+}
+
+/** What the hand-over does with Temporal. */
+function incidentCalls(ops: IncidentOps): IncidentCalls {
+  return {
+    async start(incident) {
+      try {
+        await ops.client.workflow.start(incidentWorkflow, workflowOptions(ops, incident));
+      } catch (err) {
+        // A joiner's signal-with-start got there first: same workflow, same arguments.
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    },
+    async tell(incident, { count, last }) {
+      const queued: SignalsQueued = { count, signalType: last.signalType, at: last.at };
+      try {
+        // With-start: the creator's start may not have happened yet.
+        await ops.client.workflow.signalWithStart(incidentWorkflow, {
+          ...workflowOptions(ops, incident),
+          signal: signalsQueuedSignal,
+          signalArgs: [queued],
+        });
+        return;
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+      // The incident's workflow has closed, yet signals were queued for it.
+      const repair = await closedIncidentWorkflow(ops, incident, queued);
+      if (repair === 'stale') await requeueQueuedSignals(ops, incident);
+      if (repair === 'again')
+        throw new Error(`the workflow of incident ${incident.name} changed meanwhile; telling it again`);
+    },
+  };
+}
+
 /**
- * Signal-with-start found the incident's workflow closed. Either clears the stale dedup entry
- * (undefined: the caller ingests again and opens a new incident) or restarts the workflow of an
- * incident that died unresolved, with the signal (that incident, joined).
+ * Tells an incident's workflow of the signals queued for it: the reconciler's repair of a
+ * hand-over lost to a crash or an outage. False when nothing is queued (drained meanwhile).
+ */
+export async function tellQueuedSignals(ops: IncidentOps, name: string): Promise<boolean> {
+  const [incident, queued] = await Promise.all([getIncident(name), queuedSignals(name, 1)]);
+  if (!incident || queued.length === 0) return false;
+  const { signalType, at } = queued[0].signal;
+  await incidentCalls(ops).tell(incident, {
+    count: 1,
+    last: { signalType: signalType as Signal['signalType'], at: new Date(at).toISOString() },
+  });
+  return true;
+}
+
+/**
+ * Signals queued for an incident that turned out resolved and closed (its dedup entry was stale
+ * when they came): each is ingested again, as if it came now, and leaves the old inbox.
+ */
+async function requeueQueuedSignals(ops: IncidentOps, incident: IncidentRecord): Promise<void> {
+  for (;;) {
+    const queued = await queuedSignals(incident.name, 500);
+    if (queued.length === 0) return;
+    await ingestSignals(
+      ops,
+      queued.map(({ signal }) => ({
+        resource: incident.resource,
+        namespace: incident.namespace,
+        cluster: incident.cluster,
+        signalType: signal.signalType as Signal['signalType'],
+        ...(signal.severity && { severity: signal.severity as Severity }),
+        description: signal.description,
+        labels: signal.labels,
+        detectionSource: signal.source,
+      })),
+    );
+    await dequeueSignals(queued.map((q) => q.id));
+  }
+}
+
+/**
+ * Signal-with-start found the incident's workflow closed. `restarted`: the incident died
+ * unresolved (terminated, failed, timed out) and a new run of it started with the signal,
+ * carrying the state its record holds. `stale`: the incident is resolved (its record says so, or
+ * its workflow completed, which only a resolve leads to), so its dedup entry was stale and is
+ * cleared, conditionally: the caller ingests the signals again. `again`: the workflow changed
+ * meanwhile (a new run, or gone from retention): the caller tries again.
  */
 async function closedIncidentWorkflow(
   ops: IncidentOps,
   incident: IncidentRecord,
-  signal: Signal,
-): Promise<IncidentRecord | undefined> {
+  queued: SignalsQueued,
+): Promise<'restarted' | 'stale' | 'again'> {
   const fresh = await getIncident(incident.name);
   let status: string;
   try {
     status = (await ops.client.workflow.getHandle(incident.name).describe()).status.name;
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
-    return undefined; // gone from Temporal's retention meanwhile: ingest again
+    return 'again';
   }
-  if (status === 'RUNNING') return undefined; // a new run appeared meanwhile: ingest again
+  if (status === 'RUNNING') return 'again';
   if (!fresh || fresh.state === 'Resolved' || status === 'COMPLETED') {
     // Resolved (a crash between the resolve and clearing the entry, or a record the crash left
     // stale): the entry is stale and the next signal opens a new incident, as after any resolve.
     await clearDedupEntry(incident);
-    return undefined;
+    return 'stale';
   }
   try {
     await ops.client.workflow.signalWithStart(incidentWorkflow, {
       ...workflowOptions(ops, fresh),
       // Only over a run that failed, was terminated or timed out: never a completed one.
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-      signal: correlateSignal,
-      signalArgs: [correlated(signal)],
+      signal: signalsQueuedSignal,
+      signalArgs: [queued],
     });
   } catch (err) {
-    if (temporalDown(err))
-      throw new IngestUnavailableError(
-        `incident ${fresh.name} has no running workflow and Temporal is unreachable; retry`,
-      );
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    return undefined; // someone restarted or finished it first: ingest again
+    return 'again'; // someone restarted or finished it first
   }
-  return fresh;
+  return 'restarted';
 }
 
 /**
@@ -217,10 +289,10 @@ function workflowInput(incident: IncidentRecord): IncidentWorkflowInput {
         ...(incident.acknowledgedBy && { acknowledgedBy: incident.acknowledgedBy }),
         ...(incident.acknowledgedAt && { acknowledgedAt: new Date(incident.acknowledgedAt).toISOString() }),
         ...(incident.snoozeUntil && { snoozeUntil: new Date(incident.snoozeUntil).toISOString() }),
-        correlatedSignals: incident.correlatedSignals.length,
+        correlatedSignals: signalCount(incident),
       },
       pending: [],
-      signalsSeen: incident.correlatedSignals.length,
+      signalsSeen: signalCount(incident),
       pastTriage: true,
       // An escalated incident's ladder outlives a terminated run: the new run keeps telling it.
       ...(incident.state === 'Escalated' && { ladder: true }),

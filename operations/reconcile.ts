@@ -12,7 +12,8 @@ import {
 } from '../store/reconcile';
 import { liveStateQuery } from '../workflows/incident-messages';
 import { INCIDENT, NAMESPACE, RESOURCE, SEVERITY } from '../workflows/search-attributes';
-import { startIncidentRun, type IncidentOps } from './incidents';
+import { startIncidentRun, tellQueuedSignals, type IncidentOps } from './incidents';
+import { incidentsWithStaleSignals } from '../store/signal-inbox';
 
 /**
  * The reconciler's repairs (docs/decisions.md, "Who owns what"). MongoDB and Temporal each own
@@ -38,6 +39,7 @@ export type RepairKind =
   | 'incident-record-resolved'
   | 'incident-record-recreated'
   | 'dedup-entry-removed'
+  | 'incident-signals-told'
   | 'chat-message-handed-over';
 
 export interface Repair {
@@ -168,6 +170,25 @@ export async function reconcileDedupEntries(o: ReconcileOptions): Promise<Repair
         detail: record
           ? `pointed at resolved ${entry.incident}`
           : `pointed at ${entry.incident}, which was never recorded`,
+      });
+  }
+  return repairs;
+}
+
+/**
+ * Signals queued in an incident's inbox longer than the grace period: their hand-over was lost
+ * (the accepting process crashed, or gave up while Temporal was down). The workflow is told
+ * (started or restarted if it must be), and drains them.
+ */
+export async function reconcileSignalInbox(o: ReconcileOptions): Promise<Repair[]> {
+  const repairs: Repair[] = [];
+  for (const name of await incidentsWithStaleSignals(since(o), o.pageSize ?? PAGE_SIZE)) {
+    o.progress?.();
+    if (await tellQueuedSignals(o, name))
+      repairs.push({
+        kind: 'incident-signals-told',
+        subject: name,
+        detail: `signals queued before ${since(o).toISOString()} were not recorded; its workflow was told`,
       });
   }
   return repairs;

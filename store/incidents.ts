@@ -1,6 +1,11 @@
 import type { Signal, TimelineEvent } from '../domain/incident';
 import { resourceKey } from '../domain/incident';
-import { detectionEvent, newIncidentRecord, type IncidentRecord } from '../domain/incident-record';
+import {
+  CORRELATED_SIGNALS_KEPT,
+  detectionEvent,
+  newIncidentRecord,
+  type IncidentRecord,
+} from '../domain/incident-record';
 import { isDuplicateKey } from './connection';
 import { DedupEntryModel, IncidentModel, TimelineEventModel } from './models';
 import { allocateName } from './names';
@@ -179,19 +184,31 @@ export function relatedOpenIncidents(
 }
 
 /**
- * Appends correlated signals and sets the recomputed fields, only if nobody appended since the
- * caller read `known` signals (the workflow records signals one batch at a time).
+ * Appends correlated signals (the record keeps the newest CORRELATED_SIGNALS_KEPT inline) and sets
+ * the count and the recomputed fields, only if nobody appended since the caller read `known`
+ * signals (the workflow records signals one batch at a time). True when this call appended.
  */
 export async function appendCorrelatedSignals(
   name: string,
   known: number,
   signals: IncidentRecord['correlatedSignals'],
   set: Partial<Pick<IncidentRecord, 'riskScore' | 'severity' | 'lastUpdated'>>,
-): Promise<void> {
-  await IncidentModel.updateOne(
-    { name, correlatedSignals: { $size: known } },
-    { $push: { correlatedSignals: { $each: signals } }, $set: set },
+): Promise<boolean> {
+  const { modifiedCount } = await IncidentModel.updateOne(
+    {
+      name,
+      $or: [
+        { correlatedSignalCount: known },
+        // Records from before the count: the array held every signal.
+        { correlatedSignalCount: { $exists: false }, correlatedSignals: { $size: known } },
+      ],
+    },
+    {
+      $push: { correlatedSignals: { $each: signals, $slice: -CORRELATED_SIGNALS_KEPT } },
+      $set: { ...set, correlatedSignalCount: known + signals.length },
+    },
   );
+  return modifiedCount > 0;
 }
 
 /** Links the incident to its postmortem (after resolution, so not through updateIncident). */

@@ -4,6 +4,7 @@ import type {
   CorrelatedSignal,
   LiveState,
   ResolveRequest,
+  SignalsQueued,
   SnoozeRequest,
 } from '../domain/incident-requests';
 
@@ -12,5 +13,7 @@ export const acknowledgeUpdate = defineUpdate<void, [AcknowledgeRequest]>('ackno
 export const snoozeUpdate = defineUpdate<void, [SnoozeRequest]>('snooze');
 /** Resolves `true`, or `false` when an at-source resolution left an Escalated incident open. */
 export const resolveUpdate = defineUpdate<boolean, [ResolveRequest]>('resolve');
+/** One signal per call: what ingestion sent before the inbox, and still sends to a resolved incident. */
 export const correlateSignal = defineSignal<[CorrelatedSignal]>('correlate');
+export const signalsQueuedSignal = defineSignal<[SignalsQueued]>('signalsQueued');
 export const liveStateQuery = defineQuery<LiveState>('liveState');

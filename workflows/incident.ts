@@ -33,7 +33,14 @@ import {
 } from '../domain/incident-requests';
 import { chooseStrategy, type Strategy } from '../domain/remediation';
 import type { PreparedPlan } from '../domain/remediation-plan';
-import { acknowledgeUpdate, correlateSignal, liveStateQuery, resolveUpdate, snoozeUpdate } from './incident-messages';
+import {
+  acknowledgeUpdate,
+  correlateSignal,
+  liveStateQuery,
+  resolveUpdate,
+  signalsQueuedSignal,
+  snoozeUpdate,
+} from './incident-messages';
 import { escalationWorkflow } from './escalation';
 import { ladderAcknowledgedSignal, ladderResolvedSignal, ladderSnoozedSignal } from './escalation-messages';
 import { postmortemWorkflow } from './postmortem';
@@ -143,12 +150,25 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   /** The source's resolution while a plan ran: applied if the plan ends without running anything. */
   let sourceResolution: ResolveRequest | undefined;
   setHandler(liveStateQuery, () => live);
-  setHandler(correlateSignal, (signal) => {
-    pending.push(signal);
+  /** A new signal fails the verification of the plan running now. */
+  const tellPlan = (signal: { signalType: CorrelatedSignal['signalType']; at: string }) => {
     if (activePlan)
       getExternalWorkflowHandle(activePlan)
         .signal(signalJoinedSignal, { signalType: signal.signalType, at: signal.at })
         .catch(() => undefined); // the plan ended meanwhile: nothing to tell
+  };
+  setHandler(correlateSignal, (signal) => {
+    pending.push(signal);
+    tellPlan(signal);
+  });
+  /**
+   * Signals wait in the inbox (store/signal-inbox.ts). A run looks there once as it starts: a
+   * hand-over lost to a crash, or signals queued while an earlier run was closing, are not missed.
+   */
+  let inboxQueued = patched(SIGNAL_INBOX);
+  setHandler(signalsQueuedSignal, (queued) => {
+    inboxQueued = true;
+    tellPlan(queued);
   });
 
   setHandler(
@@ -233,7 +253,14 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     }
   }
 
-  /** Correlated signals are recorded in arrival order, each exactly once (keyed by its index). */
+  const counted = (recorded: number) => {
+    signalsSeen += recorded;
+    live.correlatedSignals = signalsSeen;
+  };
+  /**
+   * Correlated signals are recorded in arrival order, each exactly once: those signalled one by
+   * one (keyed by their index), then the inbox's, a batch at a time, until it is found empty.
+   */
   const recordSignals = async () => {
     while (pending.length > 0) {
       const batch = pending.splice(0, 100);
@@ -243,16 +270,27 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
         firstIndex: signalsSeen,
         afterResolution: resolved(),
       });
-      signalsSeen += batch.length;
-      live.correlatedSignals = signalsSeen;
+      counted(batch.length);
+    }
+    while (inboxQueued) {
+      inboxQueued = false;
+      for (let recorded = INBOX_BATCH; recorded === INBOX_BATCH;) {
+        ({ recorded } = await acts.drainSignalInbox({
+          name,
+          firstIndex: signalsSeen,
+          afterResolution: resolved(),
+          limit: INBOX_BATCH,
+        }));
+        counted(recorded);
+      }
     }
   };
   let pumpDone = false;
   let notified: Promise<void> = Promise.resolve();
   const pump = (async () => {
     for (;;) {
-      await condition(() => pending.length > 0 || pumpDone);
-      if (pending.length === 0) return;
+      await condition(() => pending.length > 0 || inboxQueued || pumpDone);
+      if (pending.length === 0 && !inboxQueued) return;
       await recordSignals();
     }
   })();
@@ -456,13 +494,23 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   await pump;
   await notified;
   await tellLadder(ladderResolvedSignal);
+  // Whatever was queued up to the resolve is recorded before the postmortem is written.
+  if (patched(SIGNAL_INBOX)) inboxQueued = true;
   await recordSignals();
   await condition(allHandlersFinished);
   await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });
   // Signals that arrived while the postmortem was written are recorded too: an acknowledged alert
   // is never dropped. (Patched: runs recorded before this change completed without this step.)
-  if (patched(RECORD_SIGNALS_AFTER_POSTMORTEM)) await recordSignals();
+  if (patched(RECORD_SIGNALS_AFTER_POSTMORTEM)) {
+    if (patched(SIGNAL_INBOX)) inboxQueued = true;
+    await recordSignals();
+  }
 }
+
+/** Runs before this change had no signal inbox: they never drain one unasked. */
+const SIGNAL_INBOX = 'signal-inbox';
+/** Inbox signals recorded per activity. */
+const INBOX_BATCH = 500;
 
 const RECORD_SIGNALS_AFTER_POSTMORTEM = 'record-signals-after-postmortem';
 /** Runs before this change escalated right after the runbook match; newer ones remediate first. */

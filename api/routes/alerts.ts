@@ -3,7 +3,7 @@ import { alertmanagerPayloadSchema, mapAlert } from '../../domain/alertmanager';
 import type { SignalType } from '../../domain/incident';
 import { API_VERSION } from '../../domain/schemas';
 import type { IncidentOps } from '../../operations/incidents';
-import { applySignal } from '../../operations/signals';
+import { applySignals } from '../../operations/signals';
 import { route } from '../route';
 
 /** What happened to each alert of a webhook delivery: nothing is dropped silently. */
@@ -46,22 +46,19 @@ export function alertRoutes(ops: () => IncidentOps, alertnameMap?: Record<string
         },
       },
       handler: async ({ body }) => {
-        const items: Outcome[] = [];
-        for (const alert of body.alerts) {
-          const mapped = mapAlert(alert, { signalTypeMap: alertnameMap });
-          if (!mapped.ok) {
-            items.push({
-              fingerprint: mapped.fingerprint,
-              status: alert.status,
-              outcome: 'rejected',
-              reason: mapped.reason,
-            });
-            continue;
-          }
-          // In order, one at a time: a payload that fires and resolves a resource ends resolved.
-          const result = await applySignal(ops(), mapped.signal, mapped.status);
-          items.push({ fingerprint: mapped.fingerprint, status: mapped.status, ...result });
-        }
+        const mapped = body.alerts.map((alert) => ({
+          alert,
+          mapped: mapAlert(alert, { signalTypeMap: alertnameMap }),
+        }));
+        const accepted = mapped.flatMap(({ mapped: m }) => (m.ok ? [{ signal: m.signal, status: m.status }] : []));
+        // In bulk: each resource's alerts in order (fire then resolve ends resolved), resources at once.
+        const outcomes = await applySignals(ops(), accepted);
+        let next = 0;
+        const items: Outcome[] = mapped.map(({ alert, mapped: m }) =>
+          m.ok
+            ? { fingerprint: m.fingerprint, status: m.status, ...outcomes[next++] }
+            : { fingerprint: m.fingerprint, status: alert.status, outcome: 'rejected', reason: m.reason },
+        );
         return { status: 202, body: { apiVersion: API_VERSION, kind: 'AlertIngestResult', items } };
       },
     }),

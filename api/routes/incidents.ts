@@ -10,7 +10,6 @@ import {
   acknowledgeIncident,
   findIncident,
   ingestSignal,
-  IngestUnavailableError,
   MANUAL_RESOLUTION,
   resolveIncident,
   snoozeDuration,
@@ -75,16 +74,7 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
             namespace: incident.namespace,
             details: { resource: incident.resource, signalType: incident.signalType, severity: incident.severity },
           });
-        let ingested: Awaited<ReturnType<typeof ingestSignal>>;
-        try {
-          ingested = await ingestSignal(ops(), body);
-        } catch (err) {
-          // 503: the record was written but its workflow could not start. It was still created
-          // (the retry joins it), so the creation is audited now.
-          if (err instanceof IngestUnavailableError && err.created && err.incident) await audit(err.incident);
-          throw err;
-        }
-        const { created, incident } = ingested;
+        const { created, incident } = await ingestSignal(ops(), body);
         if (created) await audit(incident);
         const detail = incidentDetail(
           incident,

@@ -36,7 +36,9 @@ const incidentSchema = new Schema(
     escalationPolicy: { type: String, default: 'default' },
     state: { type: String, required: true, enum: INCIDENT_STATES },
     riskScore: { type: Number, required: true },
+    /** The newest CORRELATED_SIGNALS_KEPT only; the count and the timeline hold all of them. */
     correlatedSignals: { type: [correlatedSignalSchema], default: [] },
+    correlatedSignalCount: { type: Number, default: 0 },
     analysisResult: {
       rootCause: { type: String, default: '' },
       recommendation: { type: String, default: '' },
@@ -91,6 +93,22 @@ export const DedupEntryModel = model(
   ),
   'dedup_entries',
 );
+
+/**
+ * Signals accepted for an open incident and not yet recorded on it: a duplicate alert costs one
+ * insert here (durable before the sender's 202). The incident workflow drains them in order
+ * into its timeline and count, told by a coalesced signal (operations/incident-handover.ts);
+ * `_id` (an ObjectId) orders them.
+ */
+const signalInboxSchema = new Schema(
+  {
+    incident: { type: String, required: true },
+    signal: { type: correlatedSignalSchema, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+signalInboxSchema.index({ incident: 1, _id: 1 });
+export const SignalInboxModel = model('SignalInbox', signalInboxSchema, 'signal_inbox');
 
 /** Timeline events, one document each; `key` makes activity retries write an event once. */
 const timelineEventSchema = new Schema(

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { stopHandOvers } from '../../operations/incident-handover';
 import { execFileSync } from 'child_process';
 import path from 'path';
 import { firingAlert } from '../../bench/fixtures';
@@ -418,6 +419,7 @@ async function account(
       }
     }
   } finally {
+    await stopHandOvers(temporal);
     await temporal.connection.close();
   }
 

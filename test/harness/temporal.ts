@@ -1,4 +1,5 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { stopHandOvers } from '../../operations/incident-handover';
 import type { Worker } from '@temporalio/worker';
 import path from 'path';
 import { TOOLS_DIR } from '../../cli/paths';
@@ -61,6 +62,7 @@ export async function useWorkflowEnv(opts: WorkflowEnvOptions = {}) {
     config,
     mongo,
     stop: async () => {
+      await stopHandOvers(env.client); // before its connection closes
       await env.teardown();
       await mongo.stop();
     },

@@ -5,6 +5,7 @@ import { useApi } from '../harness/api';
 import { freePort } from '../harness/ports';
 import { useStack } from '../harness/stack';
 import { firingAlert } from '../../bench/fixtures';
+import { stopHandOvers } from '../../operations/incident-handover';
 
 /**
  * Ingestion over the states a crash or an outage leaves behind (issue 8): a dedup entry naming a
@@ -89,13 +90,24 @@ describe('ingestion recovers from stale dedup entries and Temporal outages', () 
     await incidents().updateOne({ name: old }, { $set: { state: 'Escalated' } });
     await dedup().insertOne({ _id: keyOf('stale-record'), incident: old, createdAt: new Date() });
 
+    // The record looks open, so the signal is queued for it (durable) and answered at once; the
+    // hand-over finds its workflow completed, clears the stale entry and ingests the signal again.
     const again = await s.call('POST', '/incidents', {
       token: s.tokens.operator,
       body: { resource: 'Deployment/stale-record', namespace: 'shop', signalType: 'CrashLoopBackOff' },
     });
-    expect(again.status).toBe(201);
-    expect(again.body.metadata.name).not.toBe(old);
-    await untilState(again.body.metadata.name, 'Escalated');
+    expect(again.status).toBe(200);
+    expect(again.body.metadata.name).toBe(old);
+    const entry = await s.eventually(
+      () => dedup().findOne({ _id: keyOf('stale-record') }),
+      (e) => e !== null && e.incident !== old,
+      60_000,
+    );
+    const fresh = entry!.incident;
+    await untilState(fresh, 'Escalated');
+    expect((await get(`/incidents/${fresh}`)).body.spec).toMatchObject({ signalType: 'CrashLoopBackOff' });
+    expect(await types(old)).not.toContain('SignalCorrelated');
+    expect(await mongoose.connection.collection('signal_inbox').countDocuments({ incident: old })).toBe(0);
   });
 
   it('an incident whose workflow was terminated unresolved: the alert restarts it and joins it', async () => {
@@ -117,7 +129,12 @@ describe('ingestion recovers from stale dedup entries and Temporal outages', () 
     const again = await send('terminated', 'terminated-2');
     expect(again.status).toBe(202);
     expect(again.body.items[0]).toMatchObject({ outcome: 'correlated', incident: name });
-    expect((await s.client.workflow.getHandle(name).describe()).status.name).toBe('RUNNING');
+    // The hand-over finds the run terminated and starts a new one with the signal.
+    await s.eventually(
+      async () => (await s.client.workflow.getHandle(name).describe()).status.name,
+      (status) => status === 'RUNNING',
+      60_000,
+    );
     await s.eventually(
       () => types(name),
       (t) => t.includes('SignalCorrelated'),
@@ -204,50 +221,55 @@ describe('ingestion recovers from stale dedup entries and Temporal outages', () 
   describe('Temporal unreachable', () => {
     let offline: Awaited<ReturnType<typeof useApi>>;
     let connection: Connection;
+    let client: Client;
     beforeAll(async () => {
       // A real client to an address nothing listens on: every call fails as a stopped server's would.
       connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
-      const client = new Client({ connection, namespace: s.wf.env.namespace ?? 'default' });
+      client = new Client({ connection, namespace: s.wf.env.namespace ?? 'default' });
       offline = await useApi({ temporal: client, taskQueue: s.wf.taskQueue, mongo: s.mongo });
     });
     afterAll(async () => {
       await offline?.stop();
+      if (client) await stopHandOvers(client);
       await connection?.close();
     });
 
-    it('answers 503 + Retry-After, keeps the record, and a retry through a live API starts it', async () => {
+    it('answers once the record is durable; the workflow starts when Temporal is reachable', async () => {
       const signal = {
         resource: 'Deployment/no-temporal',
         namespace: 'shop',
         signalType: 'OOMKilled',
         severity: 'high',
       };
-      const refused = await offline.call('POST', '/incidents', { token: offline.tokens.operator, body: signal });
-      expect(refused.status).toBe(503);
-      expect(refused.headers.get('retry-after')).toBe('5');
-      expect(refused.body.error).toMatchObject({ code: 503, message: 'Service unavailable' });
-      const name = /INC-\d{8}-\d{3,}/.exec(refused.body.error.details)?.[0];
-      expect(name).toBeDefined();
-      // The record stays (the reconciler, or the retry, starts its workflow) and its creation is audited.
+      // The answer waits for the store only (issue 14): the start is the hand-over's, retried.
+      const accepted = await offline.call('POST', '/incidents', { token: offline.tokens.operator, body: signal });
+      expect(accepted.status).toBe(201);
+      const name = accepted.body.metadata.name as string;
+      // The record stays (the reconciler, or a live API's hand-over, starts its workflow) and its creation is audited.
       expect((await get(`/incidents/${name}`)).body.status.state).toBe('Detected');
       const audit = await s.call('GET', `/audit?action=incident.create&resource=${name}`);
       expect(audit.body.metadata.totalCount).toBe(1);
 
-      // The sender retries, this time through a live API: it joins and signal-with-start starts it.
+      // The next signal for the resource comes through a live API: it joins, and its hand-over's
+      // signal-with-start starts the workflow, which records it.
       const retried = await s.call('POST', '/incidents', { token: s.tokens.operator, body: signal });
       expect(retried.status).toBe(200);
       expect(retried.headers.get('foghorn-deduplicated')).toBe('true');
       expect(retried.body.metadata.name).toBe(name);
-      await untilState(name!, 'Escalated');
+      await untilState(name, 'Escalated');
+      await s.eventually(
+        () => types(name),
+        (t) => t.includes('SignalCorrelated'),
+      );
     }, 120_000);
 
-    it('the Alertmanager webhook answers 503 too (Alertmanager retries the group)', async () => {
-      const refused = await offline.call('POST', '/alerts/alertmanager', {
+    it('the Alertmanager webhook accepts too; a later alert through a live API starts the workflow', async () => {
+      const accepted = await offline.call('POST', '/alerts/alertmanager', {
         token: offline.tokens.operator,
         body: alert('no-temporal-am', 'am-1'),
       });
-      expect(refused.status).toBe(503);
-      expect(refused.headers.get('retry-after')).toBe('5');
+      expect(accepted.status).toBe(202);
+      expect(accepted.body.items[0]).toMatchObject({ outcome: 'opened' });
       const retried = await send('no-temporal-am', 'am-1');
       expect(retried.body.items[0]).toMatchObject({ outcome: 'correlated' });
       await untilState(retried.body.items[0].incident, 'Escalated');
