@@ -42,6 +42,13 @@ describe('replay of recorded histories', () => {
     expect([...signals]).toEqual(expect.arrayContaining(['chatMessage', 'chatMessages']));
   });
 
+  it('has incident histories of both ways signals join: one per signal, and told of the inbox', () => {
+    const signals = new Set(
+      files.flatMap((f) => load(f).events.flatMap((e) => e.workflowExecutionSignaledEventAttributes?.signalName ?? [])),
+    );
+    expect([...signals]).toEqual(expect.arrayContaining(['correlate', 'signalsQueued']));
+  });
+
   it('replays every history on the current workflow code', async () => {
     const histories = files.map((f) => ({
       workflowId: f.replace(/\.pb$/, ''),
