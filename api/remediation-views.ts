@@ -16,7 +16,7 @@ import { iso } from './views';
  * insights, so a secret could have been templated into one.
  */
 
-const isFinal = (p: PlanRecord) => FINAL_PLAN_STATES.includes(p.state);
+const isFinal = (p: Pick<PlanRecord, 'state'>) => FINAL_PLAN_STATES.includes(p.state);
 
 /** An action as run: the spec's {type, params}, and what happened when it ran. */
 function actionView(a: PlanAction) {
@@ -29,7 +29,30 @@ function actionView(a: PlanAction) {
   };
 }
 
-export function planListItem(p: PlanRecord) {
+/** What GET /remediations reads of each plan: the fields planListItem renders. */
+export const PLAN_LIST_FIELDS = [
+  'name',
+  'namespace',
+  'issueRef',
+  'attempt',
+  'strategy',
+  'state',
+  'startedAt',
+  'completedAt',
+  'result',
+  'agenticMode',
+  'agenticStepCount',
+  'actions',
+  'creationTimestamp',
+  'runbook',
+  'riskScore',
+  'approvalRequired',
+  'approvalReasons',
+  'approval',
+  'cluster',
+] as const satisfies readonly (keyof PlanRecord)[];
+
+export function planListItem(p: Pick<PlanRecord, (typeof PLAN_LIST_FIELDS)[number]>) {
   return {
     name: p.name,
     namespace: p.namespace,
@@ -82,7 +105,27 @@ export function planDetail(p: PlanRecord) {
   };
 }
 
-export function approvalListItem(a: ApprovalRecord) {
+/** What GET /approvals reads of each approval: the fields approvalListItem renders (not the previews). */
+export const APPROVAL_LIST_FIELDS = [
+  'name',
+  'namespace',
+  'status',
+  'incident',
+  'action',
+  'riskScore',
+  'requiredRole',
+  'runbook',
+  'requestedAt',
+  'expiresAt',
+  'decidedAt',
+  'decidedBy',
+  'plan',
+  'reasons',
+  'comment',
+  'expiryReason',
+] as const satisfies readonly (keyof ApprovalRecord)[];
+
+export function approvalListItem(a: Pick<ApprovalRecord, (typeof APPROVAL_LIST_FIELDS)[number]>) {
   return {
     name: a.name,
     namespace: a.namespace,

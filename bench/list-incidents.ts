@@ -1,9 +1,13 @@
 /**
  * GET /incidents latency (p50/p99) and throughput with 10,000 and 100,000 incidents in the store,
  * page size 100, with and without filters. Real API over the MongoDB-wire server (memory backend).
+ * Each incident carries `signals` correlated signals (and an analysis), as a storm's do: what a
+ * list must not drag along.
  * Usage: npx ts-node --transpile-only bench/list-incidents.ts [requests=200] [concurrency=4]
+ *        [sizes=10000,100000] [signals=0]
  */
 import type { AddressInfo } from 'net';
+import { loadavg } from 'os';
 import { createApp } from '../api/app';
 import { createLogger } from '../api/observability';
 import { startEmbeddedMongo } from '../cli/embedded/mongo';
@@ -16,6 +20,8 @@ import { runConcurrently, summary } from './stats';
 
 const REQUESTS = Number(process.argv[2] ?? 200);
 const CONCURRENCY = Number(process.argv[3] ?? 4);
+const SIZES = (process.argv[4] ?? '10000,100000').split(',').map(Number);
+const SIGNALS = Number(process.argv[5] ?? 0);
 const NAMESPACES = ['shop', 'data', 'edge', 'auth', 'search'];
 
 function incident(i: number) {
@@ -37,6 +43,21 @@ function incident(i: number) {
     correlationId: `c${i}`,
     state: INCIDENT_STATES[i % INCIDENT_STATES.length],
     riskScore: i % 101,
+    correlatedSignals: Array.from({ length: SIGNALS }, (_, k) => ({
+      signalType: 'OOMKilled',
+      severity: 'high',
+      description: `container app of pod svc-${i % 500}-${k} was OOMKilled (limit 512Mi)`,
+      source: 'alertmanager',
+      labels: { alertname: 'KubePodOOMKilled', namespace, pod: `svc-${i % 500}-${k}`, container: 'app' },
+      at,
+    })),
+    correlatedSignalCount: SIGNALS,
+    analysisResult: {
+      rootCause: 'The container exceeded its memory limit under load.',
+      recommendation: 'Raise the memory limit or fix the leak.',
+      confidence: 0.8,
+      relatedEvents: ['OOMKilled', 'BackOff'],
+    },
     detectedAt: at,
     createdAt: at,
     lastUpdated: at,
@@ -65,7 +86,7 @@ async function main() {
   };
   try {
     let stored = 0;
-    for (const target of [10_000, 100_000]) {
+    for (const target of SIZES) {
       const loadStarted = performance.now();
       for (; stored < target; stored += 1000)
         await IncidentModel.insertMany(
@@ -73,7 +94,9 @@ async function main() {
           { lean: true },
         );
       console.log(
-        `\n${target} incidents (loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)}s); ${REQUESTS} requests per case, ${CONCURRENCY} concurrent`,
+        `\n${target} incidents, ${SIGNALS} signals each (loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)}s); ${REQUESTS} requests per case, ${CONCURRENCY} concurrent; load average ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
       );
       for (const [label, qs] of Object.entries(cases)) {
         const started = performance.now();

@@ -74,10 +74,15 @@ export interface ApprovalFilter {
 }
 
 /** One page of approvals, newest first (DESIGN §4). */
-export function listApprovals(filter: ApprovalFilter, page: number, pageSize: number): Promise<Page<ApprovalRecord>> {
+export function listApprovals<K extends keyof ApprovalRecord = keyof ApprovalRecord>(
+  filter: ApprovalFilter,
+  page: number,
+  pageSize: number,
+  fields?: readonly K[],
+): Promise<Page<Pick<ApprovalRecord, K>>> {
   const query: Record<string, unknown> = {};
   if (filter.status) query.status = filter.status;
   if (filter.incident) query.incident = filter.incident;
   if (filter.namespace) query.namespace = filter.namespace;
-  return findPage<ApprovalRecord>(ApprovalModel, query, { requestedAt: -1, name: -1 }, page, pageSize);
+  return findPage<Pick<ApprovalRecord, K>>(ApprovalModel, query, { requestedAt: -1, name: -1 }, page, pageSize, fields);
 }

@@ -135,7 +135,7 @@ export function listAudit(filter: AuditFilter, page: number, pageSize: number): 
   if (filter.from || filter.to) {
     query.timestamp = { ...(filter.from && { $gte: filter.from }), ...(filter.to && { $lte: filter.to }) };
   }
-  return findPage<AuditRecord>(AuditRecordModel, query, { seq: -1 }, page, pageSize);
+  return findPage<AuditRecord>(AuditRecordModel, query, { seq: -1 }, page, pageSize, RECORD_FIELDS);
 }
 
 /** True when some record was written under an audit key (so a newly generated key would be wrong). */

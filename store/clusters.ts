@@ -143,8 +143,8 @@ export async function listClusters(
 ): Promise<{ items: ClusterWithCounts[]; totalCount: number }> {
   const query: Record<string, unknown> = {};
   if (filter.tier !== undefined) query.tier = filter.tier;
-  const { items, totalCount } = await findPage<ClusterRecord>(ClusterModel, query, { name: 1 }, page, pageSize);
-  // findPage projects every field, _id included: drop it.
-  const clean = items.map(({ _id, ...r }: ClusterRecord & { _id?: unknown }) => r as ClusterRecord);
-  return { items: withCounts(clean, await countsFor(clean.map((c) => c.name))), totalCount };
+  const { items, totalCount } = await findPage<ClusterRecord>(ClusterModel, query, { name: 1 }, page, pageSize, {
+    _id: 0,
+  });
+  return { items: withCounts(items, await countsFor(items.map((c) => c.name))), totalCount };
 }

@@ -21,10 +21,13 @@ export interface InsightFilter {
   incident?: string;
 }
 
+/** What the list (api/views.ts insightView) shows: all but the internals an analysis retry reads. */
+const LIST_FIELDS = { _id: 0, rootCause: 0, relatedEvents: 0, recommendation: 0, fallbackReason: 0 };
+
 /** One page of insights, newest first. */
 export function listInsights(filter: InsightFilter, page: number, pageSize: number): Promise<Page<InsightRecord>> {
   const query: Record<string, unknown> = {};
   if (filter.namespace) query.namespace = filter.namespace;
   if (filter.incident) query.issueRef = filter.incident;
-  return findPage<InsightRecord>(InsightModel, query, { creationTimestamp: -1, name: -1 }, page, pageSize);
+  return findPage<InsightRecord>(InsightModel, query, { creationTimestamp: -1, name: -1 }, page, pageSize, LIST_FIELDS);
 }

@@ -5,7 +5,27 @@ export interface Page<T> {
   totalCount: number;
 }
 
-/** One page of a collection plus the total, as every list endpoint needs (DESIGN §4). */
+/** The projection of `fields`: only those, and `_id` only when named. */
+export function projectionOf(fields: readonly string[]): Record<string, 0 | 1> {
+  return Object.fromEntries([['_id', fields.includes('_id') ? 1 : 0], ...fields.map((f) => [f, 1] as const)]);
+}
+
+/**
+ * One page of a collection plus the total, as every list endpoint needs (DESIGN §4).
+ *
+ * `fields`: what the list view renders (the views declare their fields beside them), or a
+ * projection where the view renders the whole record but internals; without it, whole documents.
+ * A list never carries what only the single-resource GET shows.
+ *
+ * `totalCount` (docs/decisions.md, issue 14):
+ * - no filter: `estimatedDocumentCount`, the collection's count from its metadata, O(1) on
+ *   MongoDB and on the MongoDB-wire server. Exact on the latter; on MongoDB exact too, except
+ *   after an unclean shutdown (until the collection is validated) or with orphaned documents in
+ *   a sharded cluster, an error of a few records a pager can live with;
+ * - a filter: an exact `countDocuments`. A filtered total is what a client pages through and what
+ *   an operator reads as "how many critical incidents"; its index (test/store/index-shapes.test.ts)
+ *   bounds the count to the matching keys on MongoDB.
+ */
 export async function findPage<T>(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any model; T is the lean shape
   model: Model<any>,
@@ -13,15 +33,17 @@ export async function findPage<T>(
   sort: Record<string, SortOrder>,
   page: number,
   pageSize: number,
+  fields?: readonly string[] | Record<string, number>,
 ): Promise<Page<T>> {
+  const unfiltered = Object.keys(filter).length === 0;
   const [items, totalCount] = await Promise.all([
     model
-      .find(filter)
+      .find(filter, Array.isArray(fields) ? projectionOf(fields) : fields)
       .sort(sort)
       .skip((page - 1) * pageSize)
       .limit(pageSize)
       .lean<T[]>(),
-    model.countDocuments(filter),
+    unfiltered ? model.estimatedDocumentCount() : model.countDocuments(filter),
   ]);
   return { items, totalCount };
 }

@@ -15,7 +15,7 @@ import { isDuplicateKey } from './connection';
 import type { IncidentRecord } from './incidents';
 import { IncidentModel, PostmortemModel } from './models';
 import { allocateName } from './names';
-import type { Page } from './pagination';
+import { findPage, type Page } from './pagination';
 
 /** A postmortem as stored (lean). */
 export interface PostmortemRecord {
@@ -92,7 +92,7 @@ export interface PostmortemFilter {
 }
 
 /** One page of postmortems, newest first (the name breaks ties), without the bulky report. */
-export async function listPostmortems(
+export function listPostmortems(
   filter: PostmortemFilter,
   page: number,
   pageSize: number,
@@ -100,28 +100,20 @@ export async function listPostmortems(
   const query: Record<string, unknown> = {};
   if (filter.state) query.state = filter.state;
   if (filter.incident) query.incident = filter.incident;
-  const [items, totalCount] = await Promise.all([
-    PostmortemModel.find(query, {
-      _id: 0,
-      name: 1,
-      incident: 1,
-      namespace: 1,
-      state: 1,
-      author: 1,
-      reviewer: 1,
-      reviewStartedAt: 1,
-      closedAt: 1,
-      createdAt: 1,
-      'report.title': 1,
-      'report.severity': 1,
-    })
-      .sort({ createdAt: -1, name: -1 })
-      .skip((page - 1) * pageSize)
-      .limit(pageSize)
-      .lean<PostmortemSummary[]>(),
-    PostmortemModel.countDocuments(query),
-  ]);
-  return { items, totalCount };
+  return findPage<PostmortemSummary>(PostmortemModel, query, { createdAt: -1, name: -1 }, page, pageSize, {
+    _id: 0,
+    name: 1,
+    incident: 1,
+    namespace: 1,
+    state: 1,
+    author: 1,
+    reviewer: 1,
+    reviewStartedAt: 1,
+    closedAt: 1,
+    createdAt: 1,
+    'report.title': 1,
+    'report.severity': 1,
+  });
 }
 
 /** The outcome of a review, close or feedback: the postmortem after it, or why it was refused. */

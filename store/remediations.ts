@@ -139,12 +139,24 @@ export interface PlanFilter {
 }
 
 /** One page of plans, newest first (DESIGN §4). */
-export function listPlans(filter: PlanFilter, page: number, pageSize: number): Promise<Page<PlanRecord>> {
+export function listPlans<K extends keyof PlanRecord = keyof PlanRecord>(
+  filter: PlanFilter,
+  page: number,
+  pageSize: number,
+  fields?: readonly K[],
+): Promise<Page<Pick<PlanRecord, K>>> {
   const query: Record<string, unknown> = {};
   if (filter.namespace) query.namespace = filter.namespace;
   if (filter.state) query.state = filter.state;
   if (filter.incident) query.issueRef = filter.incident;
-  return findPage<PlanRecord>(RemediationPlanModel, query, { creationTimestamp: -1, name: -1 }, page, pageSize);
+  return findPage<Pick<PlanRecord, K>>(
+    RemediationPlanModel,
+    query,
+    { creationTimestamp: -1, name: -1 },
+    page,
+    pageSize,
+    fields,
+  );
 }
 
 export function plansOfIncident(incident: string): Promise<PlanRecord[]> {

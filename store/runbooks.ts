@@ -75,7 +75,7 @@ export function listRunbooks(filter: RunbookFilter, page: number, pageSize: numb
   if (filter.category !== undefined) query.category = filter.category;
   if (filter.severity !== undefined) query.severity = filter.severity; // matches an element of the array
   if (filter.automated !== undefined) query.automated = filter.automated;
-  return findPage<RunbookRecord>(RunbookModel, query, { name: 1 }, page, pageSize);
+  return findPage<RunbookRecord>(RunbookModel, query, { name: 1 }, page, pageSize, RECORD_FIELDS);
 }
 
 /** Every runbook of a category, by name (the candidates for an incident's analysis and match). */

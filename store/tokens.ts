@@ -17,6 +17,9 @@ export interface TokenInfo {
 }
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+/** What a token's info shows: a list reads only these. */
+const TOKEN_INFO_FIELDS = ['_id', 'user', 'role', 'createdAt', 'lastUsedAt', 'revoked'] as const;
+
 const info = (doc: {
   _id: Types.ObjectId;
   user: string;
@@ -75,6 +78,7 @@ export async function listTokens(page: number, pageSize: number): Promise<{ item
     { createdAt: -1 },
     page,
     pageSize,
+    TOKEN_INFO_FIELDS, // never the hash
   );
   return { items: items.map(info), totalCount };
 }

@@ -6,7 +6,13 @@ import { decideApproval, findApproval } from '../../operations/approvals';
 import type { IncidentOps } from '../../operations/incidents';
 import { listApprovals } from '../../store/approvals';
 import { auditSource } from '../auth';
-import { approvalDetail, approvalDetailSchema, approvalListItem, approvalListSchema } from '../remediation-views';
+import {
+  APPROVAL_LIST_FIELDS,
+  approvalDetail,
+  approvalDetailSchema,
+  approvalListItem,
+  approvalListSchema,
+} from '../remediation-views';
 import { route } from '../route';
 
 const KIND = 'Approval';
@@ -56,7 +62,7 @@ export function approvalRoutes(ops: () => IncidentOps) {
       responses: { 200: { description: 'ApprovalList', schema: approvalListSchema } },
       handler: async ({ query }) => {
         const { page, pageSize, ...filter } = query;
-        const { items, totalCount } = await listApprovals(filter, page, pageSize);
+        const { items, totalCount } = await listApprovals(filter, page, pageSize, APPROVAL_LIST_FIELDS);
         return { body: listEnvelope('ApprovalList', items.map(approvalListItem), totalCount, page, pageSize) };
       },
     }),

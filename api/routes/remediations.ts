@@ -4,7 +4,7 @@ import { planStateSchema } from '../../domain/remediation';
 import { listEnvelope, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
 import { getPlan, listPlans } from '../../store/remediations';
 import { notFound } from '../errors';
-import { planDetail, planDetailSchema, planListItem, planListSchema } from '../remediation-views';
+import { PLAN_LIST_FIELDS, planDetail, planDetailSchema, planListItem, planListSchema } from '../remediation-views';
 import { route } from '../route';
 
 const KIND = 'Remediation plan';
@@ -26,7 +26,7 @@ export function remediationRoutes() {
       responses: { 200: { description: 'RemediationPlanList', schema: planListSchema } },
       handler: async ({ query }) => {
         const { page, pageSize, ...filter } = query;
-        const { items, totalCount } = await listPlans(filter, page, pageSize);
+        const { items, totalCount } = await listPlans(filter, page, pageSize, PLAN_LIST_FIELDS);
         return { body: listEnvelope('RemediationPlanList', items.map(planListItem), totalCount, page, pageSize) };
       },
     }),

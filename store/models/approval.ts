@@ -35,9 +35,11 @@ const approvalSchema = new Schema(
   },
   { versionKey: false, minimize: false },
 );
+// The list's order (newest first, the name breaks ties) after each filter's equality, so the
+// index gives the page without a sort (test/store/index-shapes.test.ts).
 approvalSchema.index({ requestedAt: -1, name: -1 });
-approvalSchema.index({ status: 1, requestedAt: -1 });
-approvalSchema.index({ incident: 1, requestedAt: -1 });
-approvalSchema.index({ namespace: 1, requestedAt: -1 });
+approvalSchema.index({ status: 1, requestedAt: -1, name: -1 });
+approvalSchema.index({ incident: 1, requestedAt: -1, name: -1 });
+approvalSchema.index({ namespace: 1, requestedAt: -1, name: -1 });
 
 export const ApprovalModel = model('Approval', approvalSchema, 'approvals');

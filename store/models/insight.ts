@@ -28,7 +28,7 @@ const insightSchema = new Schema(
   { versionKey: false, minimize: false },
 );
 insightSchema.index({ creationTimestamp: -1, name: -1 });
-insightSchema.index({ namespace: 1, creationTimestamp: -1 });
+insightSchema.index({ namespace: 1, creationTimestamp: -1, name: -1 });
 
 export type InsightDoc = InferSchemaType<typeof insightSchema>;
 export const InsightModel = model('Insight', insightSchema, 'aiinsights');

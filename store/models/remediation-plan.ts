@@ -50,10 +50,13 @@ const planSchema = new Schema(
   },
   { versionKey: false, minimize: false },
 );
+// The list's order (newest first, the name breaks ties) after each filter's equality, so the
+// index gives the page without a sort (test/store/index-shapes.test.ts).
 planSchema.index({ creationTimestamp: -1, name: -1 });
 planSchema.index({ issueRef: 1, attempt: 1 });
-planSchema.index({ namespace: 1, creationTimestamp: -1 });
-planSchema.index({ state: 1, creationTimestamp: -1 });
+planSchema.index({ issueRef: 1, creationTimestamp: -1, name: -1 });
+planSchema.index({ namespace: 1, creationTimestamp: -1, name: -1 });
+planSchema.index({ state: 1, creationTimestamp: -1, name: -1 });
 planSchema.index({ runbook: 1, state: 1, completedAt: -1 });
 
 export const RemediationPlanModel = model('RemediationPlan', planSchema, 'remediation_plans');
