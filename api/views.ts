@@ -15,7 +15,27 @@ export const iso = (d?: Date | null) => (d ? new Date(d).toISOString() : undefin
 const age = (since: Date, now: Date) =>
   formatDuration(Math.max(0, Math.floor((now.getTime() - since.getTime()) / 1000) * 1000));
 
-export function incidentListItem(i: IncidentRecord, now = new Date()) {
+/**
+ * What GET /incidents reads of each record: the fields incidentListItem renders, and the signal
+ * count (never the signals themselves, which only the single incident's GET shows).
+ */
+export const INCIDENT_LIST_FIELDS = [
+  'name',
+  'namespace',
+  'severity',
+  'state',
+  'resource',
+  'description',
+  'riskScore',
+  'detectedAt',
+  'resolvedAt',
+  'assignedTo',
+  'labels',
+  'correlatedSignalCount',
+] as const satisfies readonly (keyof IncidentRecord)[];
+export type IncidentListRow = Pick<IncidentRecord, (typeof INCIDENT_LIST_FIELDS)[number]>;
+
+export function incidentListItem(i: IncidentListRow, now = new Date()) {
   return {
     name: i.name,
     namespace: i.namespace,

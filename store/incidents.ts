@@ -151,14 +151,20 @@ export interface IncidentFilter {
   detectionSource?: string;
 }
 
-export function listIncidents(filter: IncidentFilter, page: number, pageSize: number): Promise<Page<IncidentRecord>> {
+/** One page, newest first; `fields` (a list view's) narrows each record to those. */
+export function listIncidents<K extends keyof IncidentRecord = keyof IncidentRecord>(
+  filter: IncidentFilter,
+  page: number,
+  pageSize: number,
+  fields?: readonly K[],
+): Promise<Page<Pick<IncidentRecord, K>>> {
   const query: Record<string, unknown> = {};
   for (const key of ['severity', 'namespace', 'resource', 'cluster', 'detectionSource'] as const)
     if (filter[key]) query[key] = filter[key];
   if (typeof filter.state === 'string' && filter.state) query.state = filter.state;
   else if (Array.isArray(filter.state)) query.state = { $in: filter.state };
   if (filter.since) query.detectedAt = { $gte: filter.since };
-  return findPage<IncidentRecord>(IncidentModel, query, { detectedAt: -1, name: -1 }, page, pageSize);
+  return findPage<Pick<IncidentRecord, K>>(IncidentModel, query, { detectedAt: -1, name: -1 }, page, pageSize, fields);
 }
 
 /** Other open incidents in the namespace detected within `windowMs` of `at` (cascade analysis). */

@@ -28,6 +28,7 @@ import {
   incidentAfterSnoozeSchema,
   incidentDetail,
   incidentDetailSchema,
+  INCIDENT_LIST_FIELDS,
   incidentListItem,
   incidentListSchema,
   timelineSchema,
@@ -103,7 +104,7 @@ export function incidentRoutes(basePath: string, ops: () => IncidentOps) {
       responses: { 200: { description: 'IncidentList', schema: incidentListSchema } },
       handler: async ({ query }) => {
         const { page, pageSize, ...filter } = query;
-        const { items, totalCount } = await listIncidents(filter, page, pageSize);
+        const { items, totalCount } = await listIncidents(filter, page, pageSize, INCIDENT_LIST_FIELDS);
         const now = new Date();
         return {
           body: listEnvelope(
