@@ -1,5 +1,6 @@
 import mongoose from 'mongoose';
 import './models';
+import { migrateStore } from './migrations';
 
 /**
  * One Mongoose connection per process. Commands are not buffered while disconnected: a request
@@ -12,6 +13,7 @@ export async function connectMongo(uri: string): Promise<typeof mongoose> {
   // Indexes are created explicitly so a unique index exists before the first concurrent write;
   // that creates the collections too (Mongoose's own autoCreate raced it on a fresh store).
   await Promise.all(Object.values(mongoose.models).map((model) => model.createIndexes()));
+  await migrateStore();
   return mongoose;
 }
 

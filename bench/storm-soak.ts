@@ -1,0 +1,144 @@
+/**
+ * Memory under an alert storm (issue 14): `foghorn dev` on a fresh data directory takes a steady
+ * storm of Alertmanager alerts, mostly duplicates, with incidents opening and resolving all the
+ * time (each resource's alerts resolve it every `churn` seconds, so new incidents keep coming,
+ * as in the storm that grew the heap without bound). RSS of every process of the stack is
+ * sampled; after the warm-up, each process's RSS is compared with its value at the end of the
+ * warm-up. Prints one line per sample and a summary; asserts nothing.
+ *
+ * Usage: npx ts-node --transpile-only bench/storm-soak.ts [minutes=10] [warmupMinutes=2]
+ *        [alertsPerSecond=60] [resources=200] [churnSeconds=30]
+ */
+import { readFileSync, rmSync, mkdtempSync } from 'fs';
+import { loadavg, tmpdir } from 'os';
+import path from 'path';
+import { descendants, devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { firingAlert } from './fixtures';
+
+const MINUTES = Number(process.argv[2] ?? 10);
+const WARMUP_MINUTES = Number(process.argv[3] ?? 2);
+const RATE = Number(process.argv[4] ?? 60);
+const RESOURCES = Number(process.argv[5] ?? 200);
+const CHURN_S = Number(process.argv[6] ?? 30);
+const SAMPLE_MS = 30_000;
+
+const status = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return '';
+  }
+};
+const rssMiB = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(status(pid))?.[1] ?? 0) / 1024);
+/** A readable name per process of the stack: node (the API), worker, java, temporal. */
+function processName(pid: number): string {
+  let cmd = '';
+  try {
+    cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+  if (cmd.includes('MongoLauncher')) return 'mongo-java';
+  if (/temporal/.test(cmd) && !cmd.includes('node')) return 'temporal';
+  if (cmd.includes(' worker')) return 'worker';
+  if (cmd.includes('foghorn') && cmd.includes(' dev')) return 'api';
+  return '';
+}
+
+async function main() {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-soak-'));
+  const dev = await startDev({ ...(await devEnv(dataDir)), FOGHORN_RATE_LIMIT: '1000000' });
+  const headers = { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' };
+  let sent = 0;
+  let errors = 0;
+  let stop = false;
+  try {
+    await waitReady(dev.api);
+    const processes = () =>
+      [dev.child.pid!, ...descendants(dev.child.pid!)]
+        .map((pid) => ({ pid, name: processName(pid) }))
+        .filter((p) => p.name !== '');
+    console.log(
+      `storm: ${RATE} alerts/s over ${RESOURCES} resources, each resolved every ${CHURN_S} s; ` +
+        `${WARMUP_MINUTES} min warm-up, then ${MINUTES} min measured; processes ${processes()
+          .map((p) => `${p.name}=${p.pid}`)
+          .join(' ')}`,
+    );
+    // The storm: a steady rate, one POST per tick, in flight at most 64 at once.
+    const started = Date.now();
+    let inFlight = 0;
+    const storm = (async () => {
+      for (let i = 0; !stop; i++) {
+        const due = started + (i * 1000) / RATE;
+        if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
+        if (inFlight >= 64) {
+          errors++; // the stack could not keep up: counted, not queued without bound
+          continue;
+        }
+        const r = i % RESOURCES;
+        const second = Math.floor((Date.now() - started) / 1000);
+        // Resolving: the first alert of each resource in every churn period's last second.
+        const resolving = second % CHURN_S === CHURN_S - 1 && i % (RATE * 5) < RESOURCES;
+        const body = firingAlert('soak', `svc-${r}`, `f-${r}`);
+        if (resolving) {
+          body.status = 'resolved';
+          body.alerts[0].status = 'resolved';
+          body.alerts[0].endsAt = new Date().toISOString();
+        }
+        inFlight++;
+        void fetch(`${dev.api}/alerts/alertmanager`, { method: 'POST', headers, body: JSON.stringify(body) })
+          .then(async (res) => {
+            await res.arrayBuffer();
+            if (res.status !== 202) errors++;
+          })
+          .catch(() => errors++)
+          .finally(() => {
+            inFlight--;
+            sent++;
+          });
+      }
+    })();
+
+    const samples: { minute: number; rss: Map<string, number> }[] = [];
+    const total = (WARMUP_MINUTES + MINUTES) * 60_000;
+    for (let t = SAMPLE_MS; t <= total; t += SAMPLE_MS) {
+      await new Promise((r) => setTimeout(r, started + t - Date.now()));
+      const rss = new Map<string, number>();
+      for (const p of processes()) rss.set(p.name, (rss.get(p.name) ?? 0) + rssMiB(p.pid));
+      const minute = t / 60_000;
+      samples.push({ minute, rss });
+      const list = await fetch(`${dev.api}/incidents?pageSize=1`, { headers }).then(
+        (r) => r.json() as Promise<{ metadata: { totalCount: number } }>,
+      );
+      console.log(
+        `  ${minute.toFixed(1).padStart(5)} min  ${[...rss].map(([n, v]) => `${n} ${v} MiB`).join('  ')}  ` +
+          `sent ${sent}, errors ${errors}, incidents ${list.metadata.totalCount}, load ${loadavg()[0].toFixed(2)}`,
+      );
+    }
+    stop = true;
+    await storm;
+
+    const base = samples.find((s) => s.minute >= WARMUP_MINUTES)!;
+    const after = samples.filter((s) => s.minute > WARMUP_MINUTES);
+    console.log(`\nafter the warm-up (baseline at ${base.minute} min), ${sent} alerts sent, ${errors} errors:`);
+    for (const [name, v0] of base.rss) {
+      const values = after.map((s) => s.rss.get(name) ?? 0);
+      const max = Math.max(...values);
+      const min = Math.min(...values);
+      const last = values[values.length - 1];
+      console.log(
+        `  ${name.padEnd(10)} baseline ${v0} MiB, min ${min}, max ${max} (${(((max - v0) / v0) * 100).toFixed(1)}%), ` +
+          `end ${last} MiB (${(((last - v0) / v0) * 100).toFixed(1)}%)`,
+      );
+    }
+  } finally {
+    stop = true;
+    await stopDev(dev);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
