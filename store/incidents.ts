@@ -14,6 +14,8 @@ import { findPage, type Page } from './pagination';
 export type { IncidentRecord } from '../domain/incident-record';
 
 const NO_ID = { _id: 0 } as const;
+/** What a joining signal reads of the open incident: all but the inline signals (the count stays). */
+const JOIN_FIELDS = { _id: 0, correlatedSignals: 0 } as const;
 
 const JOIN_WAIT_MS = 25;
 const JOIN_TRIES = 200;
@@ -41,7 +43,8 @@ export class IncidentPendingError extends Error {
  * workflow). The creator writes the entry first, so a joiner may briefly wait for the record; an
  * entry whose record never came (its creator crashed in between) is removed after
  * ORPHAN_ENTRY_AFTER_MS and the signal opens a new incident. Throws IncidentPendingError when
- * the record is late but the entry too young to call an orphan.
+ * the record is late but the entry too young to call an orphan. A joined incident is read without
+ * its inline `correlatedSignals` (signalCount reads its count).
  */
 export async function openOrJoin(
   signal: Signal,
@@ -52,7 +55,8 @@ export async function openOrJoin(
   for (let attempt = 0; attempt < JOIN_TRIES; attempt++) {
     const entry = await DedupEntryModel.findById(key).lean();
     if (entry) {
-      const incident = await IncidentModel.findOne({ name: entry.incident }, NO_ID).lean<IncidentRecord>();
+      // Without the inline signals: a duplicate in a storm reads a small document (it needs none).
+      const incident = await IncidentModel.findOne({ name: entry.incident }, JOIN_FIELDS).lean<IncidentRecord>();
       if (incident) return { created: false, incident };
       if (Date.now() - new Date(entry.createdAt).getTime() > ORPHAN_ENTRY_AFTER_MS) {
         // Conditional: only this orphan, never an entry someone wrote since we read.

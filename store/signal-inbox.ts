@@ -13,7 +13,7 @@ export interface QueuedSignal {
 export async function enqueueSignals(incident: string, signals: InboxSignal[]): Promise<void> {
   await SignalInboxModel.insertMany(
     signals.map((signal) => ({ incident, signal })),
-    { ordered: true },
+    { ordered: true, lean: true }, // validated by the caller's schema; no documents to build
   );
 }
 
