@@ -189,6 +189,7 @@ export async function startWorker(config: Config, address: string): Promise<{ wo
   const worker = await createWorker({
     config,
     connection,
+    maxCachedWorkflows: config.FOGHORN_WORKFLOW_CACHE,
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.FOGHORN_TASK_QUEUE,
   });

@@ -127,6 +127,14 @@ export const configSchema = z.object({
   // still before it counts as stuck rather than in progress.
   FOGHORN_RECONCILE_INTERVAL: goDuration.default('1m'),
   FOGHORN_RECONCILE_GRACE: goDuration.default('30s'),
+  // Memory bounds (docs/benchmarks.md, "Memory under a storm"): workflows a worker keeps cached
+  // (each a V8 context; an evicted one is replayed from its history when it next runs), and the
+  // embedded MongoDB-wire server's Java heap when it persists to disk (`foghorn dev`).
+  FOGHORN_WORKFLOW_CACHE: z.coerce.number().int().min(0).default(250),
+  FOGHORN_MONGO_HEAP: z
+    .string()
+    .regex(/^\d+[mg]$/, 'must be a Java heap size such as 512m or 1g')
+    .default('1g'),
   // The sandbox (activities/shell.ts): the unprivileged user commands run as, and their network.
   FOGHORN_AGENT_SHELL_USER: z
     .string()

@@ -15,10 +15,19 @@ export async function startEmbeddedMongo(opts: {
   port?: number;
   h2File?: string;
   database?: string;
+  /** Java's -Xmx when persisting to disk; in memory (tests) the data is the heap, so no cap. */
+  maxHeap?: string;
 }): Promise<EmbeddedMongo> {
   const classes = path.join(TOOLS_DIR, 'mongo/classes');
   if (!existsSync(classes)) throw new Error('the MongoDB-wire server is not installed: run `npm run bootstrap`');
-  const args = ['-Xss1m', '-cp', `${path.join(TOOLS_DIR, 'mongo/lib/*')}${path.delimiter}${classes}`, 'MongoLauncher'];
+  const heap = opts.h2File ? [`-Xmx${opts.maxHeap ?? '1g'}`] : [];
+  const args = [
+    '-Xss1m',
+    ...heap,
+    '-cp',
+    `${path.join(TOOLS_DIR, 'mongo/lib/*')}${path.delimiter}${classes}`,
+    'MongoLauncher',
+  ];
   args.push('--host', '127.0.0.1', '--port', String(opts.port ?? 0));
   if (opts.h2File) args.push('--h2', opts.h2File);
   let bound = '';
