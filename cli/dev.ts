@@ -10,6 +10,7 @@ import { startEmbeddedMongo } from './embedded/mongo';
 import type { ServerProcess } from './embedded/process';
 import { supervise } from './embedded/supervise';
 import { startEmbeddedTemporal } from './embedded/temporal';
+import { secretEnv, startWorkerProcess } from './embedded/worker';
 import {
   closeServer,
   connectStore,
@@ -18,7 +19,6 @@ import {
   ensureAuditKey,
   startApi,
   startCheckpointer,
-  startWorker,
 } from './services';
 import { onShutdown } from './shutdown';
 
@@ -38,7 +38,8 @@ export async function preparePrivateDataDir(dir: string): Promise<void> {
 /**
  * `foghorn dev` (what `npm start` runs): the whole product on one host. Embedded Temporal dev
  * server and MongoDB-wire server with data under FOGHORN_DATA_DIR, unless TEMPORAL_ADDRESS /
- * MONGODB_URI point elsewhere; then the worker and the API in this process.
+ * MONGODB_URI point elsewhere; then the worker in a child process of its own (supervised like the
+ * servers: restarted when it dies, stopped with us) and the API and the gateway in this process.
  */
 export async function dev(config: Config, kubeOptions?: { kubePort: number }): Promise<void> {
   const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
@@ -55,7 +56,12 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
     if (!mongoUri) {
       const mongo = await supervise(
         'MongoDB-wire server',
-        () => startEmbeddedMongo({ port: config.FOGHORN_MONGO_PORT, h2File: path.join(dataDir, 'mongo.h2') }),
+        () =>
+          startEmbeddedMongo({
+            port: config.FOGHORN_MONGO_PORT,
+            h2File: path.join(dataDir, 'mongo.h2'),
+            maxHeap: config.FOGHORN_MONGO_HEAP,
+          }),
         logger,
       );
       children.push(mongo);
@@ -88,18 +94,31 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
     }
 
     await connectStore(mongoUri, config);
-    await ensureAuditKey(config, { mirrorCheckpoints: true });
+    await ensureAuditKey(config, { mirrorCheckpoints: true }); // before the worker reads the key file
     const admin = await ensureAdminToken(config);
     const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
-    const { worker, done } = await startWorker(config, temporalAddress);
+    // Started first (bundling the workflows takes longest), ready by the time the API is.
+    const starting = supervise(
+      'worker',
+      () =>
+        startWorkerProcess({
+          env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress, ...(kube && { KUBECONFIG: kube.kubeconfigPath }) },
+          secrets: { ...secretEnv(config), MONGODB_URI: mongoUri },
+        }),
+      logger,
+    );
+    starting.then(
+      (w) => children.unshift(w),
+      () => undefined,
+    ); // stopped before the servers it needs
     const server = await startApi(config, logger, temporal);
     const gateway = config.FOGHORN_WEBHOOK_ADDR ? await startGateway(config, temporal, logger) : undefined;
+    const worker = await starting;
     const checkpointer = startCheckpointer(logger);
     steps.push(async () => {
       await gateway?.stop();
       await closeServer(server);
-      worker.shutdown();
-      await done;
+      await worker.stop();
       await temporal.connection.close();
       await checkpointer.stop(); // the last audit record written is in the final checkpoint
       await disconnectMongo();

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import type { Config } from '../domain/config';
 import { auditCommand } from './audit';
 import { addClientCommands } from './client/commands';
@@ -77,7 +77,13 @@ program
 program
   .command('worker')
   .description('run a Temporal worker for Foghorn workflows and activities')
-  .action(async () => {
+  .addOption(
+    // foghorn dev's worker process (cli/embedded/worker.ts): secrets over IPC, bound to its parent.
+    new Option('--supervised', 'run as the worker of foghorn dev, its parent').hideHelp(),
+  )
+  .action(async (opts: { supervised?: boolean }) => {
+    const supervision = opts.supervised ? await import('./embedded/worker') : undefined;
+    await supervision?.receiveSecrets();
     const config = await loadConfig();
     const { configSecrets, createLogger } = await import('../api/observability');
     const { disconnectMongo } = await import('../store/connection');
@@ -85,14 +91,16 @@ program
     const services = await import('./services');
     const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
     await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config);
-    await services.ensureAuditKey(config, { mirrorCheckpoints: true });
+    // Under foghorn dev its API process signs the checkpoints and mirrors them: one writer.
+    await services.ensureAuditKey(config, { mirrorCheckpoints: !supervision });
     const { worker, done } = await services.startWorker(
       config,
       config.TEMPORAL_ADDRESS ?? services.DEFAULT_TEMPORAL_ADDRESS,
     );
-    const checkpointer = services.startCheckpointer(logger);
-    logger.info({ taskQueue: config.FOGHORN_TASK_QUEUE }, 'worker running');
-    onShutdown([async () => worker.shutdown(), () => done, () => checkpointer.stop(), () => disconnectMongo()]);
+    const checkpointer = supervision ? undefined : services.startCheckpointer(logger);
+    logger[supervision ? 'debug' : 'info']({ taskQueue: config.FOGHORN_TASK_QUEUE }, 'worker running');
+    onShutdown([async () => worker.shutdown(), () => done, async () => checkpointer?.stop(), () => disconnectMongo()]);
+    supervision?.reportReady();
   });
 
 program.addCommand(tokenCommand(loadConfig));

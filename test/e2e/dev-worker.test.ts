@@ -1,0 +1,100 @@
+import { execFileSync } from 'child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import path from 'path';
+import { firingAlert } from '../../bench/fixtures';
+import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
+import { alive, until } from '../harness/processes';
+
+/**
+ * `foghorn dev` runs its worker in a process of its own (issue 14), supervised like the embedded
+ * servers: a kill -9 of the worker costs a restart, never an incident, and no secret is on its
+ * command line or in its environment.
+ */
+const WEBHOOK_SECRET = 'whsec-dev-worker-test-0123456789abcdef';
+
+/** The worker process below `foghorn dev`, if one runs. */
+function workerPid(dev: DevProcess): number | undefined {
+  const args = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+    } catch {
+      return '';
+    }
+  };
+  return descendants(dev.child.pid!).find((pid) => /foghorn\.js worker --supervised/.test(args(pid)));
+}
+
+describe('foghorn dev: the worker in its own process (e2e)', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-dev-worker-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('runs the worker apart, recovers from its kill -9 without losing an incident, and stops it', async () => {
+    const env = { ...(await devEnv(dataDir)), FOGHORN_WEBHOOK_SECRET: WEBHOOK_SECRET };
+    const dev = await startDev(env);
+    let kids: number[] = [];
+    try {
+      await waitReady(dev.api);
+      const first = workerPid(dev);
+      expect(first).toBeDefined();
+      expect(first).not.toBe(dev.child.pid);
+      for (const file of ['cmdline', 'environ']) {
+        const text = readFileSync(`/proc/${first!}/${file}`, 'utf8');
+        expect(text).not.toContain(WEBHOOK_SECRET);
+        expect(text).not.toContain(dev.token);
+      }
+
+      const headers = { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' };
+      const fire = (deployment: string) =>
+        fetch(`${dev.api}/alerts/alertmanager`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(firingAlert('shop', deployment, `fp-${deployment}`)),
+        }).then((r) => r.status);
+      const before = await Promise.all(['a', 'b', 'c'].map((d) => fire(`before-${d}`)));
+      process.kill(first!, 'SIGKILL'); // while their workflows run
+      await until('the worker gone', () => !alive(first!), 10_000);
+      // The API stays up meanwhile: alerts are accepted with no worker at all.
+      const during = await Promise.all(['a', 'b', 'c'].map((d) => fire(`during-${d}`)));
+      expect([...before, ...during]).toEqual(Array(6).fill(202));
+      await until(
+        'the worker restarted by foghorn dev',
+        () => (workerPid(dev) ?? first) !== first,
+        120_000,
+        dev.output,
+      );
+
+      // Every incident is there and its workflow went on past detection (the analysis runs in the worker).
+      const names = async () => {
+        const list = (await fetch(`${dev.api}/incidents?namespace=shop&pageSize=100`, { headers }).then((r) =>
+          r.json(),
+        )) as { items: { name: string; resource: string }[] };
+        return list.items;
+      };
+      const analysed = async (name: string) => {
+        const timeline = (await fetch(`${dev.api}/incidents/${name}/timeline`, { headers }).then((r) => r.json())) as {
+          events: { type: string }[];
+        };
+        return timeline.events.some((e) => e.type === 'Analysis');
+      };
+      await until(
+        'six incidents, each analysed',
+        async () => {
+          const items = await names();
+          return items.length === 6 && (await Promise.all(items.map((i) => analysed(i.name)))).every(Boolean);
+        },
+        180_000,
+        dev.output,
+      );
+      expect((await names()).map((i) => i.resource).sort()).toEqual(
+        ['a', 'b', 'c'].flatMap((d) => [`Deployment/before-${d}`, `Deployment/during-${d}`]).sort(),
+      );
+      expect(dev.output()).toMatch(/worker exited unexpectedly; restarting it/);
+    } finally {
+      kids = descendants(dev.child.pid!);
+      await stopDev(dev);
+    }
+    expect(kids.filter(alive)).toEqual([]); // the worker stopped with foghorn dev, and the servers
+    expect(execFileSync('ps', ['-e', '-o', 'args='], { encoding: 'utf8' })).not.toContain(dataDir);
+  }, 400_000);
+});
