@@ -21,6 +21,8 @@ const RATE = Number(process.argv[4] ?? 60);
 const RESOURCES = Number(process.argv[5] ?? 200);
 const CHURN_S = Number(process.argv[6] ?? 30);
 const SAMPLE_MS = 30_000;
+/** Rounds (one alert per resource each) between two resolves of a resource. */
+const CHURN_ROUNDS = Math.max(2, Math.round((CHURN_S * RATE) / RESOURCES));
 
 const status = (pid: number) => {
   try {
@@ -75,10 +77,9 @@ async function main() {
           errors++; // the stack could not keep up: counted, not queued without bound
           continue;
         }
+        // Round k sends one alert to each resource; every churn-th round resolves them instead.
         const r = i % RESOURCES;
-        const second = Math.floor((Date.now() - started) / 1000);
-        // Resolving: the first alert of each resource in every churn period's last second.
-        const resolving = second % CHURN_S === CHURN_S - 1 && i % (RATE * 5) < RESOURCES;
+        const resolving = Math.floor(i / RESOURCES) % CHURN_ROUNDS === CHURN_ROUNDS - 1;
         const body = firingAlert('soak', `svc-${r}`, `f-${r}`);
         if (resolving) {
           body.status = 'resolved';

@@ -5,6 +5,7 @@ import type { Config } from '../domain/config';
 import { redactText } from '../domain/redact';
 import { disconnectMongo } from '../store/connection';
 import { startGateway } from '../gateway/gateway';
+import { stopHandOvers } from '../operations/incident-handover';
 import { startDevKube } from './embedded/dev-kube';
 import { startEmbeddedMongo } from './embedded/mongo';
 import type { ServerProcess } from './embedded/process';
@@ -119,6 +120,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
       await gateway?.stop();
       await closeServer(server);
       await worker.stop();
+      await stopHandOvers(temporal); // before its connection closes
       await temporal.connection.close();
       await checkpointer.stop(); // the last audit record written is in the final checkpoint
       await disconnectMongo();
