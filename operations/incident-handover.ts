@@ -49,11 +49,16 @@ interface Pending {
 export class IncidentHandOver {
   private readonly pending = new Map<string, Pending>();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly abort = new AbortController();
+  /**
+   * One per call in flight: the client adds an abort listener (holding the call) to the signal it
+   * is given and never removes it, so a signal shared by every call would keep every call alive.
+   */
+  private readonly calls = new Set<AbortController>();
+  private stopped = false;
 
   constructor(
     private readonly client: Client,
-    private readonly calls: IncidentCalls,
+    private readonly temporal: IncidentCalls,
     private readonly opts: { coalesceMs?: number; onError?: (incident: string, err: unknown) => void } = {},
   ) {}
 
@@ -63,7 +68,8 @@ export class IncidentHandOver {
    * closed connection would throw where nothing catches it.
    */
   async stop(): Promise<void> {
-    this.abort.abort();
+    this.stopped = true;
+    for (const call of this.calls) call.abort();
     for (const p of this.pending.values()) clearTimeout(p.timer);
     this.pending.clear();
     await Promise.allSettled([...this.inFlight]);
@@ -71,6 +77,7 @@ export class IncidentHandOver {
 
   /** A new incident was recorded: start its workflow. */
   started(incident: IncidentRecord): void {
+    if (this.stopped) return; // the reconciler starts it
     const p = this.entry(incident);
     p.start = true;
     this.schedule(p, 0);
@@ -78,7 +85,7 @@ export class IncidentHandOver {
 
   /** Signals were queued in the incident's inbox: tell its workflow (coalesced). */
   queued(incident: IncidentRecord, signals: Pick<CorrelatedSignal, 'signalType' | 'at'>[]): void {
-    if (signals.length === 0) return;
+    if (signals.length === 0 || this.stopped) return; // the workflow's drains and the reconciler have them
     const p = this.entry(incident);
     p.count += signals.length;
     p.last = signals[signals.length - 1];
@@ -101,7 +108,7 @@ export class IncidentHandOver {
   }
 
   private schedule(p: Pending, delayMs: number): void {
-    if (p.busy || p.timer || this.abort.signal.aborted) return; // the call in flight reschedules when it ends
+    if (p.busy || p.timer || this.stopped) return; // the call in flight reschedules when it ends
     p.timer = setTimeout(() => {
       p.timer = undefined;
       const sent = this.send(p);
@@ -117,10 +124,12 @@ export class IncidentHandOver {
     p.busy = true;
     p.start = false;
     p.count = 0;
+    const call = new AbortController();
+    this.calls.add(call);
     try {
-      await this.client.withAbortSignal(this.abort.signal, () =>
+      await this.client.withAbortSignal(call.signal, () =>
         this.client.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
-          count > 0 && last ? this.calls.tell(p.incident, { count, last }) : this.calls.start(p.incident),
+          count > 0 && last ? this.temporal.tell(p.incident, { count, last }) : this.temporal.start(p.incident),
         ),
       );
       p.failures = 0;
@@ -139,6 +148,8 @@ export class IncidentHandOver {
       p.busy = false;
       this.schedule(p, Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (p.failures - 1)));
       return;
+    } finally {
+      this.calls.delete(call);
     }
     p.busy = false;
     // The next window: what arrived meanwhile goes then; with nothing, the entry is forgotten.
