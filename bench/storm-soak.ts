@@ -54,6 +54,12 @@ async function main() {
   let sent = 0;
   let errors = 0;
   let stop = false;
+  // Interrupted: the stack goes with it (its processes would outlive this one).
+  for (const sig of ['SIGINT', 'SIGTERM'] as const)
+    process.once(sig, () => {
+      stop = true;
+      void stopDev(dev).finally(() => process.exit(130));
+    });
   try {
     await waitReady(dev.api);
     const processes = () =>
