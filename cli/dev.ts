@@ -23,6 +23,9 @@ import {
 } from './services';
 import { onShutdown } from './shutdown';
 
+/** First starts of the worker process before `foghorn dev` gives up (about 20 s of pauses). */
+const WORKER_START_TRIES = 5;
+
 /** A listen address as a URL host: the wildcard is reached through loopback. */
 const shownAddr = ({ host, port }: { host: string; port: number }) =>
   `${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
@@ -107,6 +110,8 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
           secrets: { ...secretEnv(config), MONGODB_URI: mongoUri },
         }),
       logger,
+      // The API may be ready (and its servers killed and restarted) before the worker connects.
+      WORKER_START_TRIES,
     );
     starting.then(
       (w) => children.unshift(w),

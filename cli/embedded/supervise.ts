@@ -14,8 +14,14 @@ export async function supervise<T extends ServerProcess>(
   name: string,
   start: () => Promise<T>,
   logger: Logger,
+  /**
+   * Tries of the first start (with the same pauses) before giving up: more than one for a
+   * process that needs the others, which may be restarting just then (a kill -9 of the
+   * MongoDB-wire server while the worker connects).
+   */
+  firstStartTries = 1,
 ): Promise<T> {
-  let current = await start();
+  let current = await firstStart(name, start, logger, firstStartTries);
   let stopping = false;
   let restarting: Promise<void> | undefined;
 
@@ -52,4 +58,16 @@ export async function supervise<T extends ServerProcess>(
       await current.stop();
     },
   };
+}
+
+async function firstStart<T>(name: string, start: () => Promise<T>, logger: Logger, tries: number): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= tries) throw err;
+      logger.warn({ server: name, err }, `${name} could not be started; trying again`);
+      await new Promise((r) => setTimeout(r, BACKOFF_MS[Math.min(attempt - 1, BACKOFF_MS.length - 1)]));
+    }
+  }
 }
