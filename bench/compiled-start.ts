@@ -6,11 +6,12 @@
  * Usage: npm run build && npx ts-node --transpile-only bench/compiled-start.ts [runs=3]
  */
 import { spawn, spawnSync } from 'child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { devEnv, waitReady } from '../test/harness/dev-process';
 import { firingAlert } from './fixtures';
+import { rssMiB } from './processes';
 
 const ROOT = path.join(__dirname, '..');
 const RUNS = Number(process.argv[2] ?? 3);
@@ -24,10 +25,6 @@ writeFileSync(
 );
 const MODES = { sources: launcher, compiled: path.join(ROOT, 'dist/cli/main.js') };
 
-const rssMiB = (pid: number) => {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return Math.round(kb / 1024);
-};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function run(mode: keyof typeof MODES) {

@@ -6,32 +6,17 @@
  * Prints probe latencies per phase, the burst's duration and the RSS of each process of the stack.
  * Usage: npx ts-node --transpile-only bench/dev-responsiveness.ts [alerts=200] [concurrency=8]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'fs';
+import { mkdtempSync, rmSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
-import { descendants, devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { rssMiB, stackProcesses } from './processes';
 import { firingAlert } from './fixtures';
 import { runConcurrently, summary } from './stats';
 
 const ALERTS = Number(process.argv[2] ?? 200);
 const CONCURRENCY = Number(process.argv[3] ?? 8);
 const IDLE_MS = 10_000;
-
-const proc = (pid: number, file: string) => {
-  try {
-    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
-  } catch {
-    return '';
-  }
-};
-const rssMiB = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(proc(pid, 'status'))?.[1] ?? 0) / 1024);
-const label = (pid: number) => {
-  const args = proc(pid, 'cmdline').split('\0').join(' ');
-  if (/MongoLauncher/.test(args)) return 'mongo-java-server';
-  if (/start-dev/.test(args)) return 'temporal dev server';
-  if (/worker --supervised/.test(args)) return 'foghorn worker';
-  return '';
-};
 
 async function main() {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-responsiveness-'));
@@ -45,11 +30,8 @@ async function main() {
   const readyz = new URL('/readyz', dev.api).toString();
   const rss = new Map<string, number>();
   const sampleRss = () => {
-    const pids = [dev.child.pid!, ...descendants(dev.child.pid!)];
-    for (const pid of pids) {
-      const name = pid === dev.child.pid ? 'foghorn dev (API, gateway)' : label(pid);
-      if (name) rss.set(name, Math.max(rss.get(name) ?? 0, rssMiB(pid)));
-    }
+    for (const { pid, name } of stackProcesses(dev.child.pid!))
+      rss.set(name, Math.max(rss.get(name) ?? 0, rssMiB(pid)));
   };
   try {
     await waitReady(dev.api);

@@ -9,10 +9,11 @@
  * Usage: npx ts-node --transpile-only bench/storm-soak.ts [minutes=10] [warmupMinutes=2]
  *        [alertsPerSecond=60] [resources=200] [churnSeconds=30]
  */
-import { readFileSync, rmSync, mkdtempSync } from 'fs';
+import { rmSync, mkdtempSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
-import { descendants, devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
+import { rssMiB, stackProcesses } from './processes';
 import { firingAlert } from './fixtures';
 
 const MINUTES = Number(process.argv[2] ?? 10);
@@ -23,29 +24,6 @@ const CHURN_S = Number(process.argv[6] ?? 30);
 const SAMPLE_MS = 30_000;
 /** Rounds (one alert per resource each) between two resolves of a resource. */
 const CHURN_ROUNDS = Math.max(2, Math.round((CHURN_S * RATE) / RESOURCES));
-
-const status = (pid: number) => {
-  try {
-    return readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {
-    return '';
-  }
-};
-const rssMiB = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(status(pid))?.[1] ?? 0) / 1024);
-/** A readable name per process of the stack: node (the API), worker, java, temporal. */
-function processName(pid: number): string {
-  let cmd = '';
-  try {
-    cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-  } catch {
-    return '';
-  }
-  if (cmd.includes('MongoLauncher')) return 'mongo-java';
-  if (/temporal/.test(cmd) && !cmd.includes('node')) return 'temporal';
-  if (cmd.includes(' worker')) return 'worker';
-  if (cmd.includes('foghorn') && cmd.includes(' dev')) return 'api';
-  return '';
-}
 
 async function main() {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-soak-'));
@@ -62,10 +40,7 @@ async function main() {
     });
   try {
     await waitReady(dev.api);
-    const processes = () =>
-      [dev.child.pid!, ...descendants(dev.child.pid!)]
-        .map((pid) => ({ pid, name: processName(pid) }))
-        .filter((p) => p.name !== '');
+    const processes = () => stackProcesses(dev.child.pid!);
     console.log(
       `storm: ${RATE} alerts/s over ${RESOURCES} resources, each resolved every ${CHURN_S} s; ` +
         `${WARMUP_MINUTES} min warm-up, then ${MINUTES} min measured; processes ${processes()

@@ -92,7 +92,7 @@ export class IncidentHandOver {
     this.schedule(p, Math.max(0, p.lastSentAt + (this.opts.coalesceMs ?? COALESCE_MS) - Date.now()));
   }
 
-  /** Incidents with something not yet handed over (for shutdown and tests). */
+  /** Incidents with something not yet handed over (or in flight). */
   get size(): number {
     return [...this.pending.values()].filter((p) => p.start || p.count > 0 || p.busy).length;
   }

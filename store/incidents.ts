@@ -196,15 +196,15 @@ export function relatedOpenIncidents(
 /**
  * Appends correlated signals (the record keeps the newest CORRELATED_SIGNALS_KEPT inline) and sets
  * the count and the recomputed fields, only if nobody appended since the caller read `known`
- * signals (the workflow records signals one batch at a time). True when this call appended.
+ * signals (the workflow records signals one batch at a time).
  */
 export async function appendCorrelatedSignals(
   name: string,
   known: number,
   signals: IncidentRecord['correlatedSignals'],
   set: Partial<Pick<IncidentRecord, 'riskScore' | 'severity' | 'lastUpdated'>>,
-): Promise<boolean> {
-  const { modifiedCount } = await IncidentModel.updateOne(
+): Promise<void> {
+  await IncidentModel.updateOne(
     {
       name,
       $or: [
@@ -218,7 +218,6 @@ export async function appendCorrelatedSignals(
       $set: { ...set, correlatedSignalCount: known + signals.length },
     },
   );
-  return modifiedCount > 0;
 }
 
 /** Links the incident to its postmortem (after resolution, so not through updateIncident). */

@@ -53,6 +53,17 @@ describe('storm-proof ingestion', () => {
     })),
   });
   const post = (body: object) => s.call('POST', '/alerts/alertmanager', { token: s.tokens.operator, body });
+  /** An alert opens an incident for `deployment`; resolves with its name once it is Escalated. */
+  const escalatedIncident = async (deployment: string) => {
+    const opened = await post(firingAlert('storm', deployment, `${deployment}-0`));
+    const name = opened.body.items[0].incident as string;
+    await s.eventually(
+      () => get(`/incidents/${name}`),
+      (r) => r.body.status.state === 'Escalated',
+      60_000,
+    );
+    return name;
+  };
 
   it('a group of many alerts is ingested in bulk: outcomes in order, every duplicate counted once', async () => {
     // 3 resources, 40 alerts each, interleaved as Alertmanager might group them.
@@ -106,13 +117,7 @@ describe('storm-proof ingestion', () => {
   }, 120_000);
 
   it('a burst of duplicates is told to the workflow coalesced, and recorded exactly once each', async () => {
-    const opened = await post(firingAlert('storm', 'burst', 'b-0'));
-    const name = opened.body.items[0].incident as string;
-    await s.eventually(
-      () => get(`/incidents/${name}`),
-      (r) => r.body.status.state === 'Escalated',
-      60_000,
-    );
+    const name = await escalatedIncident('burst');
     const started = Date.now();
     const senders = 10;
     const each = 20;
@@ -136,13 +141,7 @@ describe('storm-proof ingestion', () => {
   }, 180_000);
 
   it('signals whose hand-over was lost are recorded: by the reconciler, and before the postmortem', async () => {
-    const opened = await post(firingAlert('storm', 'lost', 'l-0'));
-    const name = opened.body.items[0].incident as string;
-    await s.eventually(
-      () => get(`/incidents/${name}`),
-      (r) => r.body.status.state === 'Escalated',
-      60_000,
-    );
+    const name = await escalatedIncident('lost');
     // As an API that crashed right after its inserts (and its 202s) leaves them: queued, untold.
     const lost = (n: number) =>
       enqueueSignals(
@@ -181,13 +180,7 @@ describe('storm-proof ingestion', () => {
   }, 180_000);
 
   it('signals queued for an incident that turned out closed open a new incident', async () => {
-    const opened = await post(firingAlert('storm', 'closed', 'c-0'));
-    const name = opened.body.items[0].incident as string;
-    await s.eventually(
-      () => get(`/incidents/${name}`),
-      (r) => r.body.status.state === 'Escalated',
-      60_000,
-    );
+    const name = await escalatedIncident('closed');
     await s.call('POST', `/incidents/${name}/resolve?namespace=storm`, { token: s.tokens.operator, body: {} });
     await s.eventually(
       async () => (await s.client.workflow.getHandle(name).describe()).status.name,

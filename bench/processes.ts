@@ -1,0 +1,30 @@
+import { readFileSync } from 'fs';
+import { descendants } from '../test/harness/dev-process';
+
+/** A file of /proc/<pid>/, or '' once the process is gone. */
+const proc = (pid: number, file: string) => {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+/** Resident memory of a process, in MiB (0 once it is gone). */
+export const rssMiB = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(proc(pid, 'status'))?.[1] ?? 0) / 1024);
+
+/**
+ * The processes of a `foghorn dev` stack, each named: `api` (the dev process itself: API and
+ * gateway), `worker`, `mongo-java`, `temporal`; anything else beneath it is left out.
+ */
+export function stackProcesses(devPid: number): { pid: number; name: string }[] {
+  const named = (pid: number) => {
+    if (pid === devPid) return 'api';
+    const args = proc(pid, 'cmdline').split('\0').join(' ');
+    if (args.includes('MongoLauncher')) return 'mongo-java';
+    if (args.includes('start-dev')) return 'temporal';
+    if (args.includes('worker --supervised')) return 'worker';
+    return '';
+  };
+  return [devPid, ...descendants(devPid)].map((pid) => ({ pid, name: named(pid) })).filter((p) => p.name !== '');
+}
