@@ -12,6 +12,7 @@ import {
 import {
   formatIncidentDetail,
   formatIncidentList,
+  INCIDENT_LINE_FIELDS,
   formatPostmortem,
   formatShellRun,
   LIST_CAP,
@@ -91,7 +92,7 @@ export function createAgentToolActivities(deps: AgentToolDeps) {
 
   const handlers: { [T in ToolName]: Handler<T> } = {
     async list_incidents({ state }) {
-      const page = await listIncidents({ state: state ?? ACTIVE_STATES }, 1, LIST_CAP);
+      const page = await listIncidents({ state: state ?? ACTIVE_STATES }, 1, LIST_CAP, INCIDENT_LINE_FIELDS);
       return { text: formatIncidentList(page.items, { total: page.totalCount, now: new Date(), state }) };
     },
 

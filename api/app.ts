@@ -73,7 +73,7 @@ export function createApp(options: AppOptions): express.Express {
   const rootRoutes = healthRoutes({ temporal: options.temporal, metrics: metrics.registry });
   const ops = (): IncidentOps => {
     if (!options.temporal) throw unavailable('Temporal is not configured');
-    return { client: options.temporal, taskQueue: options.taskQueue };
+    return { client: options.temporal, taskQueue: options.taskQueue, logger: options.logger };
   };
   const apiRoutes: AnyRoute[] = [
     ...tokenRoutes(options.basePath),

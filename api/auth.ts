@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { rateLimit, type RateLimitInfo } from 'express-rate-limit';
 import { roleAtLeast, type Principal, type UserRole } from '../domain/roles';
-import { verifyToken } from '../store/tokens';
+import { tokenHash, verifyToken, type TokenInfo } from '../store/tokens';
 import { ApiError } from './errors';
 
 /** The caller behind a verified bearer token. */
@@ -18,13 +18,42 @@ declare module 'express-serve-static-core' {
 const unauthorized = (details: string) =>
   new ApiError(401, 'Unauthorized', details, { 'WWW-Authenticate': 'Bearer realm="foghorn"' });
 
+/**
+ * Verified tokens, briefly remembered by their hash: in a storm each request would otherwise read
+ * its token first. A revocation takes effect at once in the process that revokes (forgetToken)
+ * and within TOKEN_CACHE_MS in every other process (docs/decisions.md). Failures are not kept.
+ */
+export const TOKEN_CACHE_MS = 5_000;
+const TOKEN_CACHE_MAX = 10_000;
+const verified = new Map<string, { token: TokenInfo; until: number }>();
+
+async function verifyCached(token: string): Promise<TokenInfo | undefined> {
+  const key = tokenHash(token);
+  const now = Date.now();
+  const cached = verified.get(key);
+  if (cached && cached.until > now) return cached.token;
+  const fresh = await verifyToken(token);
+  if (!fresh) {
+    verified.delete(key);
+    return undefined;
+  }
+  if (verified.size >= TOKEN_CACHE_MAX) verified.clear(); // bounded; refilled by the next requests
+  verified.set(key, { token: fresh, until: now + TOKEN_CACHE_MS });
+  return fresh;
+}
+
+/** Forgets a revoked token in this process at once. */
+export function forgetToken(id: string): void {
+  for (const [key, { token }] of verified) if (token.id === id) verified.delete(key);
+}
+
 /** Authenticates the bearer token and checks the route's role (DESIGN §5). */
 export function requireRole(required: UserRole): RequestHandler {
   return async (req, _res, next) => {
     const header = req.get('authorization') ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw unauthorized(header ? 'malformed Authorization header' : 'missing bearer token');
-    const token = await verifyToken(match[1]);
+    const token = await verifyCached(match[1]);
     if (!token) throw unauthorized('invalid or revoked token');
     req.principal = { user: token.user, role: token.role, tokenId: token.id };
     if (!roleAtLeast(token.role, required)) {

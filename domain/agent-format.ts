@@ -26,6 +26,15 @@ export interface IncidentLine {
   namespace: string;
   detectedAt: Date;
 }
+/** What a list line renders: a list reads only these. */
+export const INCIDENT_LINE_FIELDS = [
+  'name',
+  'state',
+  'severity',
+  'resource',
+  'namespace',
+  'detectedAt',
+] as const satisfies readonly (keyof IncidentLine)[];
 
 /** One line per incident (at most LIST_CAP); `total` counts every match, shown or not. */
 export function formatIncidentList(

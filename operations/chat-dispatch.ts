@@ -149,6 +149,9 @@ export class ChatHandOverQueue {
   /** Chats read in a round whose signal (and mark) has not finished. */
   private readonly busy = new Set<string>();
   private reading = false;
+  /** No round reads before this (see pump). */
+  private nextReadAt = 0;
+  private paced?: NodeJS.Timeout;
   private readonly failures = new Map<string, number>();
   private readonly retries = new Map<string, NodeJS.Timeout>();
   private readonly rounds = new Set<Promise<void>>();
@@ -184,6 +187,8 @@ export class ChatHandOverQueue {
   /** No more retries; resolves once no hand-over of this queue is waiting or running. */
   async drain(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.paced);
+    this.paced = undefined;
     for (const timer of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
     while (this.rounds.size) await Promise.all([...this.rounds]);
@@ -194,9 +199,23 @@ export class ChatHandOverQueue {
     this.pump();
   }
 
-  /** Starts a round for the waiting chats that are not busy, unless a read is already running. */
+  /**
+   * Starts a round for the waiting chats that are not busy, unless a read is already running or
+   * the last one ended less than its own duration ago. The embedded server scans the collection
+   * for the read while holding the lock every insert needs: back-to-back reads in a burst kept the
+   * inserts (the 202s) waiting. Pacing keeps the reads to at most half of the time, whatever the
+   * collection's size; with a small collection the pause is a few milliseconds.
+   */
   private pump(): void {
-    if (this.reading || this.busy.size >= PARALLEL_CHATS) return;
+    if (this.reading || this.paced || this.busy.size >= PARALLEL_CHATS) return;
+    const wait = this.nextReadAt - Date.now();
+    if (wait > 0 && !this.stopped) {
+      this.paced = setTimeout(() => {
+        this.paced = undefined;
+        this.pump();
+      }, wait);
+      return;
+    }
     const chats = [...this.wanted].filter((c) => !this.busy.has(c)).slice(0, PARALLEL_CHATS - this.busy.size);
     if (!chats.length) return;
     for (const c of chats) {
@@ -213,6 +232,7 @@ export class ChatHandOverQueue {
     const bounds = new Map(chats.map((c) => [c, earliest(this.inserting.get(c))]));
     const limit = PAGE * chats.length;
     let rows: Awaited<ReturnType<typeof undispatchedMessagesOf>>;
+    const readStarted = Date.now();
     try {
       rows = await undispatchedMessagesOf(chats, new Date(), { inclusive: true, limit });
     } catch (err) {
@@ -225,6 +245,8 @@ export class ChatHandOverQueue {
       return;
     }
     this.reading = false;
+    const readEnded = Date.now();
+    this.nextReadAt = readEnded + (readEnded - readStarted);
     const batches = new Map<string, HandedOverMessage[]>();
     for (const row of rows) {
       const bound = bounds.get(row.chatId);

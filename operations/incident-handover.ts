@@ -59,7 +59,11 @@ export class IncidentHandOver {
   constructor(
     private readonly client: Client,
     private readonly temporal: IncidentCalls,
-    private readonly opts: { coalesceMs?: number; onError?: (incident: string, err: unknown) => void } = {},
+    private readonly opts: {
+      coalesceMs?: number;
+      /** A call failed: retried in `retryInMs`, or (absent) left to the reconciler. */
+      onError?: (incident: string, err: unknown, retryInMs?: number) => void;
+    } = {},
   ) {}
 
   /**
@@ -139,14 +143,13 @@ export class IncidentHandOver {
       p.count += count;
       p.last ??= last;
       p.failures++;
-      this.opts.onError?.(p.incident.name, err);
-      if (p.failures >= MAX_FAILURES) {
-        this.pending.delete(p.incident.name); // the reconciler's now
-        p.busy = false;
-        return;
-      }
       p.busy = false;
-      this.schedule(p, Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (p.failures - 1)));
+      const retryInMs =
+        p.failures >= MAX_FAILURES ? undefined : Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (p.failures - 1));
+      this.report(p.incident.name, err, retryInMs);
+      if (retryInMs === undefined)
+        this.pending.delete(p.incident.name); // the reconciler's now
+      else this.schedule(p, retryInMs);
       return;
     } finally {
       this.calls.delete(call);
@@ -154,6 +157,14 @@ export class IncidentHandOver {
     p.busy = false;
     // The next window: what arrived meanwhile goes then; with nothing, the entry is forgotten.
     this.schedule(p, this.opts.coalesceMs ?? COALESCE_MS);
+  }
+
+  private report(incident: string, err: unknown, retryInMs?: number): void {
+    try {
+      this.opts.onError?.(incident, err, retryInMs);
+    } catch {
+      // a reporting problem must not stop the hand-over
+    }
   }
 
   private forgetIfIdle(p: Pending): void {

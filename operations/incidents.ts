@@ -8,7 +8,7 @@ import {
 import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
 import { DurationError, parseDuration } from '../domain/duration';
 import { ApiError, RETRY_AFTER_SECONDS, unavailable } from '../domain/errors';
-import type { Severity, Signal } from '../domain/incident';
+import { resourceKey, type Severity, type Signal } from '../domain/incident';
 import { signalCount } from '../domain/incident-record';
 import {
   clearDedupEntry,
@@ -27,6 +27,7 @@ import {
 } from '../workflows/incident-messages';
 import { dequeueSignals, enqueueSignals, queuedSignals } from '../store/signal-inbox';
 import { handOverFor, IncidentHandOver, type IncidentCalls } from './incident-handover';
+import { joinCache } from './join-cache';
 import {
   CONFLICT,
   SNOOZE_MAX_MS,
@@ -45,6 +46,8 @@ import { INCIDENT, INCIDENT_STATE, NAMESPACE, RESOURCE, SEVERITY } from '../work
 export interface IncidentOps {
   client: Client;
   taskQueue: string;
+  /** Where failed hand-overs to Temporal are reported (the process's logger). */
+  logger?: { warn(details: object, message: string): void };
 }
 
 export const MANUAL_RESOLUTION = 'Manually resolved via dashboard';
@@ -90,10 +93,11 @@ export async function ingestSignal(ops: IncidentOps, signal: Signal): Promise<In
  */
 export async function ingestSignals(ops: IncidentOps, signals: Signal[]): Promise<Ingested[]> {
   if (signals.length === 0) return [];
+  const key = resourceKey(signals[0]);
   for (let pass = 1; ; pass++) {
     let opened: Ingested;
     try {
-      opened = await openOrJoin(signals[0]);
+      opened = await joinCache.join(key, () => openOrJoin(signals[0]));
     } catch (err) {
       if (err instanceof IncidentPendingError)
         throw new IngestUnavailableError(`incident ${err.incident} for this resource is still being created`);
@@ -120,10 +124,16 @@ export async function ingestSignals(ops: IncidentOps, signals: Signal[]): Promis
       if (temporalDown(err)) throw signalUndelivered(incident);
       if (!(err instanceof WorkflowNotFoundError)) throw err;
     }
-    await clearDedupEntry(incident);
+    await forgetDedupEntry(incident);
     if (pass >= INGEST_PASSES)
       throw new IngestUnavailableError(`the open incident of this resource changed while the signal was ingested`);
   }
+}
+
+/** Clears a stale dedup entry (conditionally) and what this process remembers of it. */
+async function forgetDedupEntry(incident: IncidentRecord): Promise<void> {
+  joinCache.forget(incident.resourceKey);
+  await clearDedupEntry(incident);
 }
 
 /** Queues signals in the open incident's inbox (one insert, durable), then hands them over. */
@@ -148,7 +158,20 @@ const correlated = (signal: Signal): CorrelatedSignal => ({
 
 /** The process's hand-over for this client and task queue. */
 export function handOver(ops: IncidentOps): IncidentHandOver {
-  return handOverFor(ops.client, ops.taskQueue, () => new IncidentHandOver(ops.client, incidentCalls(ops)));
+  return handOverFor(
+    ops.client,
+    ops.taskQueue,
+    () =>
+      new IncidentHandOver(ops.client, incidentCalls(ops), {
+        onError: (incident, err, retryInMs) =>
+          ops.logger?.warn(
+            { incident, error: (err as Error).message ?? String(err), ...(retryInMs !== undefined && { retryInMs }) },
+            retryInMs === undefined
+              ? 'incident stored but its workflow not told: left to the reconciler'
+              : 'incident stored but its workflow not told: retrying',
+          ),
+      }),
+  );
 }
 
 /** What the hand-over does with Temporal. */
@@ -249,7 +272,7 @@ async function closedIncidentWorkflow(
   if (!fresh || fresh.state === 'Resolved' || status === 'COMPLETED') {
     // Resolved (a crash between the resolve and clearing the entry, or a record the crash left
     // stale): the entry is stale and the next signal opens a new incident, as after any resolve.
-    await clearDedupEntry(incident);
+    await forgetDedupEntry(incident);
     return 'stale';
   }
   try {
@@ -439,8 +462,14 @@ export async function resolveIncident(
   incident: IncidentRecord,
   request: ResolveRequest,
 ): Promise<{ resolved: boolean; incident: IncidentRecord }> {
-  const resolved = await update(ops, incident, () =>
-    ops.client.workflow.getHandle(incident.name).executeUpdate(resolveUpdate, { args: [request] }),
-  );
+  let resolved: boolean;
+  try {
+    resolved = await update(ops, incident, () =>
+      ops.client.workflow.getHandle(incident.name).executeUpdate(resolveUpdate, { args: [request] }),
+    );
+  } finally {
+    // Also when the answer was lost (it may have landed): the next signal reads the store.
+    joinCache.forget(incident.resourceKey);
+  }
   return { resolved, incident: (await getIncident(incident.name))! };
 }

@@ -1,6 +1,7 @@
 import type { ChatTurn, MediaRef } from '../domain/chat';
 import type { Config } from '../domain/config';
 import { adapterStatuses, type AdapterStatus } from '../domain/gateway-status';
+import { GroupInsert } from './group-insert';
 import { CallbackDelivery, ChatMessage, type ChatMessageDoc } from './models';
 
 /** Chat messages and callback deliveries of the gateway (DESIGN §10). */
@@ -22,9 +23,14 @@ export type ChatMessageRecord = ChatMessageDoc;
  * with its hand-over queue (operations/chat-dispatch.ts).
  */
 export async function saveChatMessage(message: NewChatMessage, acceptedAt = new Date()): Promise<Date> {
-  await ChatMessage.create({ ...message, status: 'accepted', acceptedAt });
+  const doc = new ChatMessage({ ...message, status: 'accepted', acceptedAt });
+  await doc.validate(); // each message on its own: a bad one never fails the others' insert
+  await messageInserts.add([doc.toObject()]);
   return acceptedAt;
 }
+
+/** Messages accepted at once share inserts (validated above: no documents to build again). */
+const messageInserts = new GroupInsert<object>((docs) => ChatMessage.insertMany(docs, { ordered: true, lean: true }));
 
 export async function getChatMessage(messageId: string): Promise<ChatMessageRecord | null> {
   return ChatMessage.findOne({ messageId }).lean<ChatMessageRecord>();

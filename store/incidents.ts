@@ -99,15 +99,26 @@ export async function clearDedupEntry(incident: Pick<IncidentRecord, 'name' | 'r
   return deletedCount > 0;
 }
 
-/** Appends events once each: the key makes a retried activity a no-op. */
+/**
+ * Appends events once each, in one insert: the key makes a retried activity a no-op (the events
+ * it already stored are refused as duplicates, the rest go in). An invalid event throws before
+ * anything is written.
+ */
 export async function appendTimeline(incident: string, events: { key: string; event: TimelineEvent }[]): Promise<void> {
-  for (const { key, event } of events) {
-    try {
-      await TimelineEventModel.create({ incident, key, ...event });
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
+  if (events.length === 0) return;
+  const docs = events.map(({ key, event }) => new TimelineEventModel({ incident, key, ...event }));
+  await Promise.all(docs.map((doc) => doc.validate()));
+  try {
+    await TimelineEventModel.insertMany(docs, { ordered: false });
+  } catch (err) {
+    if (!onlyDuplicateKeys(err)) throw err;
   }
+}
+
+/** A bulk insert whose every refusal was a duplicate key. */
+function onlyDuplicateKeys(err: unknown): boolean {
+  const { writeErrors } = err as { writeErrors?: { code?: number }[] };
+  return Array.isArray(writeErrors) ? writeErrors.every((e) => e.code === 11000) : isDuplicateKey(err);
 }
 
 export async function getIncident(name: string): Promise<IncidentRecord | undefined> {

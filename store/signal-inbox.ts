@@ -1,5 +1,6 @@
 import { Types } from 'mongoose';
 import type { IncidentRecord } from '../domain/incident-record';
+import { GroupInsert } from './group-insert';
 import { SignalInboxModel } from './models';
 
 export type InboxSignal = IncidentRecord['correlatedSignals'][number];
@@ -9,12 +10,17 @@ export interface QueuedSignal {
   signal: InboxSignal;
 }
 
-/** Queues signals for an incident in one insert (ordered: they are recorded in this order). */
+// Validated by the caller's schema: no Mongoose documents to build.
+const inboxInserts = new GroupInsert<{ incident: string; signal: InboxSignal }>((docs) =>
+  SignalInboxModel.insertMany(docs, { ordered: true, lean: true }),
+);
+
+/**
+ * Queues signals for an incident (ordered: they are recorded in this order); resolves once they
+ * are stored. Concurrent callers share inserts: a storm of duplicates is a few commands a round trip.
+ */
 export async function enqueueSignals(incident: string, signals: InboxSignal[]): Promise<void> {
-  await SignalInboxModel.insertMany(
-    signals.map((signal) => ({ incident, signal })),
-    { ordered: true, lean: true }, // validated by the caller's schema; no documents to build
-  );
+  await inboxInserts.add(signals.map((signal) => ({ incident, signal })));
 }
 
 /** The oldest `limit` queued signals of an incident, in the order they were queued. */

@@ -16,7 +16,8 @@ export interface TokenInfo {
   revoked: boolean;
 }
 
-const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+/** How a token is stored and looked up: its SHA-256, never the token. */
+export const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
 /** What a token's info shows: a list reads only these. */
 const TOKEN_INFO_FIELDS = ['_id', 'user', 'role', 'createdAt', 'lastUsedAt', 'revoked'] as const;
 
@@ -43,14 +44,14 @@ export function generateToken(): string {
 
 export async function createToken(user: string, role: UserRole): Promise<TokenInfo & { token: string }> {
   const token = generateToken();
-  const doc = await Token.create({ hash: hashOf(token), user, role, createdAt: new Date(), revoked: false });
+  const doc = await Token.create({ hash: tokenHash(token), user, role, createdAt: new Date(), revoked: false });
   return { ...info(doc), token };
 }
 
 /** Makes `token` a valid admin token (FOGHORN_ADMIN_TOKEN); idempotent across restarts. */
 export async function seedAdminToken(token: string): Promise<void> {
   await Token.updateOne(
-    { hash: hashOf(token) },
+    { hash: tokenHash(token) },
     { $setOnInsert: { user: 'admin', role: 'admin', createdAt: new Date(), revoked: false } },
     { upsert: true },
   );
@@ -60,7 +61,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** The active token matching `token`, or undefined. The stored hash is compared in constant time. */
 export async function verifyToken(token: string): Promise<TokenInfo | undefined> {
-  const hash = hashOf(token);
+  const hash = tokenHash(token);
   const doc = await Token.findOne({ hash }).lean();
   if (!doc || doc.revoked || !timingSafeEqual(Buffer.from(doc.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
   const now = Date.now();

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { userRoleSchema } from '../../domain/roles';
 import { API_VERSION, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
 import { auditTokenChange, createToken, listTokens, revokeToken, type TokenInfo } from '../../store/tokens';
-import { auditSource } from '../auth';
+import { auditSource, forgetToken } from '../auth';
 import { conflict, notFound } from '../errors';
 import { nonBlank, route } from '../route';
 
@@ -101,6 +101,7 @@ export function tokenRoutes(basePath: string) {
           );
         const info = await revokeToken(params.id);
         if (!info) throw notFound('Token', params.id);
+        forgetToken(info.id);
         await auditTokenChange('token.revoke', info, auditSource(req));
         return { status: 204 };
       },

@@ -1,6 +1,8 @@
 import express from 'express';
 import type { AddressInfo } from 'net';
+import { TOKEN_CACHE_MS } from '../../api/auth';
 import { errorHandler } from '../../api/errors';
+import { createToken, revokeToken } from '../../store/tokens';
 import { useApi } from '../harness/api';
 
 const errorBody = (code: number, message: string) => ({
@@ -66,6 +68,16 @@ describe('API foundation', () => {
         resourceType: 'Token',
         sourceIP: expect.any(String),
       });
+    });
+
+    it('stops taking a token revoked by another process (the CLI) once TOKEN_CACHE_MS has passed', async () => {
+      const bob = await createToken('bob', 'viewer');
+      expect((await api.call('GET', '/incidents', { token: bob.token })).status).toBe(200); // verified, remembered
+      await revokeToken(bob.id); // as `foghorn token revoke` does, beside the API
+      await new Promise((r) => setTimeout(r, TOKEN_CACHE_MS + 50));
+      const after = await api.call('GET', '/incidents', { token: bob.token });
+      expect(after.status).toBe(401);
+      expect(after.body.error.details).toContain('revoked');
     });
 
     it('rejects a token body with an unknown role or extra fields', async () => {

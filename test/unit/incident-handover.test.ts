@@ -66,14 +66,19 @@ describe('incident hand-over', () => {
     await h.stop();
   });
 
-  it('retries a failed call with what it carried, and what arrived meanwhile', async () => {
+  it('retries a failed call with what it carried, and what arrived meanwhile, reporting the failure', async () => {
     const { log, calls } = recorder(1);
-    const h = new IncidentHandOver(client, calls, { coalesceMs: 20 });
+    const reported: { incident: string; retryInMs?: number }[] = [];
+    const h = new IncidentHandOver(client, calls, {
+      coalesceMs: 20,
+      onError: (incident, _err, retryInMs) => reported.push({ incident, retryInMs }),
+    });
     h.queued(incident('INC-4'), [signal(1)]);
     h.queued(incident('INC-4'), [signal(2)]);
     await until(() => log.length > 0);
     h.queued(incident('INC-4'), [signal(3)]);
     await until(() => h.size === 0 && log.reduce((n, c) => n + (c.count ?? 0), 0) === 3);
+    expect(reported).toEqual([{ incident: 'INC-4', retryInMs: 1_000 }]);
     await h.stop();
   });
 

@@ -211,4 +211,21 @@ describe('storm-proof ingestion', () => {
       60_000,
     );
   }, 180_000);
+
+  it('a resource resolved through the API opens a new incident at once, though its incident was just joined', async () => {
+    const name = await escalatedIncident('resolved-now');
+    // A duplicate: this process now remembers the open incident of the resource (JOIN_CACHE_MS).
+    expect((await post(firingAlert('storm', 'resolved-now', 'r-1'))).body.items[0]).toMatchObject({
+      outcome: 'correlated',
+      incident: name,
+    });
+    const resolved = await s.call('POST', `/incidents/${name}/resolve?namespace=storm`, {
+      token: s.tokens.operator,
+      body: {},
+    });
+    expect(resolved.status).toBe(200);
+    const next = (await post(firingAlert('storm', 'resolved-now', 'r-2'))).body.items[0];
+    expect(next.outcome).toBe('opened');
+    expect(next.incident).not.toBe(name);
+  }, 180_000);
 });

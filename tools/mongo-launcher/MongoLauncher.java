@@ -1,17 +1,32 @@
 import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.AbstractUniqueIndex;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.h2.H2Collection;
+import de.bwaldvogel.mongo.backend.h2.H2Database;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
 import io.netty.channel.Channel;
 import java.net.InetSocketAddress;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.h2.mvstore.MVStore;
 
 /**
@@ -43,7 +58,7 @@ public final class MongoLauncher {
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
-    MongoBackend backend = h2File == null ? new MemoryBackend() : DurableH2Backend.open(h2File);
+    MongoBackend backend = h2File == null ? new PlannedMemoryBackend() : DurableH2Backend.open(h2File);
     backend.version(REPORTED_VERSION);
     MongoServer server = new MongoServer(backend);
     server.bind(host, port);
@@ -67,6 +82,90 @@ public final class MongoLauncher {
     stdinWatch.setDaemon(true);
     stdinWatch.start();
     stop.await();
+  }
+
+  /**
+   * Index planning. The library serves a query from a unique index only when the query names
+   * exactly the index's keys, so `{messageId: {$in: [...]}, status: "accepted"}` or
+   * `{_id: key, incident: name}` scanned the whole collection, holding its lock (every insert
+   * into it waited). Here a unique index also serves a query that pins each of its keys (a value,
+   * or `$in` of values) beside other conditions: its positions hold every possible match, and the
+   * whole query is still applied to each document found there. Anything else takes the library's
+   * own path.
+   */
+  static final class Planner {
+    /** A unique index to serve a query from, and the part of the query it looks up. */
+    record Plan<P>(Index<P> index, Document pinned) {}
+
+    /**
+     * Serves `query` from the unique index it pins (`fromPositions`: the collection's
+     * matchDocuments over that index's positions), or by the library's own planning.
+     */
+    static <P> QueryResult serve(List<Index<P>> indexes, Document query,
+        Function<Iterable<P>, QueryResult> fromPositions, Supplier<QueryResult> library) {
+      Plan<P> plan = plan(indexes, query);
+      return plan == null ? library.get() : fromPositions.apply(plan.index().getPositions(plan.pinned()));
+    }
+
+    /** How to serve `query` beyond the library's planning, or null to leave it to the library. */
+    private static <P> Plan<P> plan(List<Index<P>> indexes, Document query) {
+      for (Index<P> index : indexes) {
+        if (index.canHandle(query)) return null; // the library plans it
+        Document pinned = pinnedBy(index, query);
+        if (pinned != null && index.canHandle(pinned)) return new Plan<>(index, pinned);
+      }
+      return null;
+    }
+
+    /** The part of `query` that pins every key of `index`, or null when it does not. */
+    private static Document pinnedBy(Index<?> index, Document query) {
+      if (!(index instanceof AbstractUniqueIndex<?>)) return null; // secondary indexes are not kept
+      Document pinned = new Document();
+      for (IndexKey key : index.getKeys()) {
+        Object value = query.get(key.getKey());
+        if (!isPin(value)) return null;
+        pinned.put(key.getKey(), value);
+      }
+      return pinned.size() < query.size() ? pinned : null; // all of it: the library's own path
+    }
+
+    /** A plain value, or `{$in: [plain values]}`; not null, arrays, documents or patterns. */
+    private static boolean isPin(Object value) {
+      if (value instanceof Document document) {
+        return document.size() == 1
+            && document.get("$in") instanceof Collection<?> values
+            && values.stream().allMatch(Planner::isPlain);
+      }
+      return isPlain(value);
+    }
+
+    private static boolean isPlain(Object value) {
+      return value != null
+          && !(value instanceof Collection<?>)
+          && !(value instanceof Document)
+          && !BsonRegularExpression.isRegularExpression(value);
+    }
+  }
+
+  /** The memory backend, planning as {@link Planner} says. */
+  static final class PlannedMemoryBackend extends MemoryBackend {
+    @Override
+    public MemoryDatabase openOrCreateDatabase(String databaseName) {
+      return new MemoryDatabase(databaseName, getCursorRegistry()) {
+        @Override
+        protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
+          return new MemoryCollection(this, collectionName, options, cursorRegistry) {
+            @Override
+            protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit,
+                int batchSize, Document fieldSelector) {
+              return Planner.serve(getIndexes(), query,
+                  positions -> matchDocuments(query, positions, orderBy, skip, limit, batchSize, fieldSelector),
+                  () -> super.queryDocuments(query, orderBy, skip, limit, batchSize, fieldSelector));
+            }
+          };
+        }
+      };
+    }
   }
 
   /**
@@ -103,6 +202,30 @@ public final class MongoLauncher {
       Thread maintenance = new Thread(this::maintain, "h2-maintenance");
       maintenance.setDaemon(true);
       maintenance.start();
+    }
+
+    /** The library's H2 database and collections, planning as {@link Planner} says. */
+    @Override
+    protected MongoDatabase openOrCreateDatabase(String databaseName) {
+      // Called by H2Backend's constructor for the databases a file holds, before `store` is set.
+      MVStore mvStore = getMvStore();
+      return new H2Database(databaseName, mvStore, getCursorRegistry()) {
+        @Override
+        protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
+          // The library's map names (H2Database.openOrCreateCollection), so existing files open as before.
+          String fullName = getDatabaseName() + "." + collectionName;
+          return new H2Collection(this, collectionName, options, mvStore.openMap("databases." + fullName),
+              mvStore.openMap("meta." + fullName), cursorRegistry) {
+            @Override
+            protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit,
+                int batchSize, Document fieldSelector) {
+              return Planner.serve(getIndexes(), query,
+                  positions -> matchDocuments(query, positions, orderBy, skip, limit, batchSize, fieldSelector),
+                  () -> super.queryDocuments(query, orderBy, skip, limit, batchSize, fieldSelector));
+            }
+          };
+        }
+      };
     }
 
     @Override

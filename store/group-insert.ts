@@ -1,0 +1,46 @@
+/**
+ * Group commit for a collection's inserts: the first insert goes out at once, and the inserts
+ * asked for while it is in flight go out together as the next one (one `insertMany`), so a
+ * storm of small inserts costs the store one command per round trip rather than one per request.
+ * Each caller's promise settles with the insert that carried its documents: resolved means
+ * stored, so "durable before acknowledged" holds per caller. Documents keep the order they were
+ * added in (an ordered insert), which keeps a queue's order.
+ */
+export class GroupInsert<T> {
+  private waiting: { docs: T[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private flushing = false;
+
+  constructor(
+    private readonly insert: (docs: T[]) => Promise<unknown>,
+    /** At most this many documents per command (a caller's documents are never split). */
+    private readonly maxDocs = 1000,
+  ) {}
+
+  add(docs: T[]): Promise<void> {
+    if (docs.length === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ docs, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    while (this.waiting.length > 0) {
+      let count = 0;
+      let take = 0;
+      while (take < this.waiting.length && (take === 0 || count + this.waiting[take].docs.length <= this.maxDocs))
+        count += this.waiting[take++].docs.length;
+      const batch = this.waiting.splice(0, take);
+      try {
+        await this.insert(batch.flatMap((b) => b.docs));
+        for (const b of batch) b.resolve();
+      } catch (err) {
+        // Nothing of the batch is acknowledged: its callers answer an error and their senders
+        // retry (an ordered insert failing midway may have stored a prefix, as one caller's could).
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.flushing = false;
+  }
+}

@@ -1,0 +1,63 @@
+import { appendTimeline } from '../../store/incidents';
+import { TimelineEventModel } from '../../store/models';
+import { enqueueSignals, queuedSignals, type InboxSignal } from '../../store/signal-inbox';
+import { useMongo } from '../harness/mongo';
+
+/** The bulk writes of a storm, against the real MongoDB-wire server. */
+describe('bulk writes (real MongoDB-wire server)', () => {
+  let mongo: Awaited<ReturnType<typeof useMongo>>;
+  beforeAll(async () => {
+    mongo = await useMongo();
+  });
+  afterAll(() => mongo?.stop());
+
+  const event = (i: number) => ({
+    key: `INC-1/signal/${i}`,
+    event: {
+      timestamp: new Date(Date.UTC(2026, 10, 26, 12, 0, i)),
+      type: 'SignalCorrelated' as const,
+      source: 'alertmanager' as const,
+      message: `signal ${i}`,
+      details: { index: i },
+    },
+  });
+
+  it('appends a timeline in one insert; a retry that overlaps adds only what is new', async () => {
+    await appendTimeline('INC-1', [0, 1, 2].map(event));
+    await appendTimeline('INC-1', [1, 2, 3, 4].map(event)); // a retried activity
+    const stored = await TimelineEventModel.find({ incident: 'INC-1' }).sort({ timestamp: 1 }).lean();
+    expect(stored.map((e) => e.key)).toEqual([0, 1, 2, 3, 4].map((i) => `INC-1/signal/${i}`));
+  });
+
+  it('writes nothing of a batch with an invalid event', async () => {
+    const invalid = { ...event(9), event: { ...event(9).event, timestamp: new Date('not a date') } };
+    await expect(appendTimeline('INC-2', [event(8), invalid])).rejects.toThrow(/timestamp/);
+    expect(await TimelineEventModel.countDocuments({ incident: 'INC-2' })).toBe(0);
+  });
+
+  it('queues concurrent callers’ signals, each caller’s in order, none lost', async () => {
+    const signal = (caller: number, i: number): InboxSignal => ({
+      signalType: 'OOMKilled',
+      description: `${caller}/${i}`,
+      source: 'alertmanager',
+      labels: {},
+      at: new Date(),
+    });
+    await Promise.all(
+      Array.from({ length: 40 }, (_, caller) =>
+        enqueueSignals(
+          `INC-${caller % 4}`,
+          [0, 1, 2].map((i) => signal(caller, i)),
+        ),
+      ),
+    );
+    for (let incident = 0; incident < 4; incident++) {
+      const queued = (await queuedSignals(`INC-${incident}`, 1000)).map((q) => q.signal.description);
+      expect(queued).toHaveLength(30);
+      for (let caller = incident; caller < 40; caller += 4) {
+        const mine = queued.filter((d) => d.startsWith(`${caller}/`));
+        expect(mine).toEqual([`${caller}/0`, `${caller}/1`, `${caller}/2`]);
+      }
+    }
+  });
+});

@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from 'fs';
+import { MongoClient, type Db, type Filter } from 'mongodb';
+import { tmpdir } from 'os';
+import path from 'path';
+import { startEmbeddedMongo, type EmbeddedMongo } from '../../cli/embedded/mongo';
+
+/**
+ * The embedded server serves a query that pins a unique index's keys beside other conditions
+ * from that index (tools/mongo-launcher, Planner). Whatever path a query takes, its answer must
+ * be the one a scan gives: each query here is checked against the documents filtered in memory.
+ */
+describe.each(['memory', 'h2'] as const)('query planning on the embedded server (%s backend)', (backend) => {
+  let dir: string;
+  let server: EmbeddedMongo;
+  let client: MongoClient;
+  let db: Db;
+  const open = async () => {
+    server = await startEmbeddedMongo({
+      database: 'planning',
+      ...(backend === 'h2' && { h2File: path.join(dir, 'mongo.h2') }),
+    });
+    client = await MongoClient.connect(server.uri, { serverSelectionTimeoutMS: 10_000 });
+    db = client.db('planning');
+  };
+  const close = async () => {
+    await client.close();
+    await server.stop();
+  };
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'foghorn-planning-'));
+    await open();
+  });
+  afterAll(async () => {
+    await close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  interface Message {
+    _id: string;
+    messageId: string;
+    chatId: string;
+    status: 'accepted' | 'queued' | 'done';
+    n: number;
+  }
+  const all: Message[] = Array.from({ length: 60 }, (_, n) => ({
+    _id: `m${n}`,
+    messageId: `msg-${n}`,
+    chatId: `chat-${n % 4}`,
+    status: (['accepted', 'queued', 'done'] as const)[n % 3],
+    n,
+  }));
+  const matching = (keep: (m: Message) => boolean) => all.filter(keep).map((m) => m.n);
+  const found = async (filter: Filter<Message>) =>
+    (await db.collection<Message>('messages').find(filter).sort({ n: 1 }).toArray()).map((m) => m.n);
+
+  it('answers pinned queries as a scan would', async () => {
+    const messages = db.collection<Message>('messages');
+    await messages.createIndex({ messageId: 1 }, { unique: true });
+    await messages.insertMany(all);
+    const some = ['msg-1', 'msg-2', 'msg-3', 'msg-4', 'msg-44', 'msg-nope'];
+    expect(await found({ messageId: { $in: some }, status: 'accepted' })).toEqual(
+      matching((m) => some.includes(m.messageId) && m.status === 'accepted'),
+    );
+    expect(await found({ messageId: 'msg-7', status: { $ne: 'done' } })).toEqual([7]);
+    expect(await found({ messageId: 'msg-8', status: { $ne: 'done' } })).toEqual([]); // 8 is done
+    expect(await found({ _id: 'm9', chatId: 'chat-1' })).toEqual([9]);
+    expect(await found({ _id: 'm9', chatId: 'chat-2' })).toEqual([]);
+    // Not pins: the library's own path.
+    expect(await found({ messageId: { $gt: 'msg-58' }, status: 'accepted' })).toEqual(
+      matching((m) => m.messageId > 'msg-58' && m.status === 'accepted'),
+    );
+    expect(await found({ chatId: 'chat-3', status: 'done' })).toEqual(
+      matching((m) => m.chatId === 'chat-3' && m.status === 'done'),
+    );
+  });
+
+  it('updates and deletes only what the whole filter matches', async () => {
+    const messages = db.collection<Message>('messages');
+    const ids = ['msg-10', 'msg-11', 'msg-12', 'msg-13'];
+    const updated = await messages.updateMany(
+      { messageId: { $in: ids }, status: 'accepted' },
+      { $set: { status: 'queued' } },
+    );
+    expect(updated.modifiedCount).toBe(
+      ids.filter((id) => all.find((m) => m.messageId === id)!.status === 'accepted').length,
+    );
+    for (const m of all) if (ids.includes(m.messageId) && m.status === 'accepted') m.status = 'queued';
+    expect((await messages.deleteOne({ _id: 'm20', chatId: 'chat-1' })).deletedCount).toBe(0); // m20 is chat-0
+    expect((await messages.deleteOne({ _id: 'm21', chatId: 'chat-1' })).deletedCount).toBe(1);
+    all.splice(
+      all.findIndex((m) => m._id === 'm21'),
+      1,
+    );
+    expect(await found({})).toEqual(matching(() => true));
+    expect(await found({ status: 'queued' })).toEqual(matching((m) => m.status === 'queued'));
+  });
+
+  it('plans the same way after a restart (reopening what is stored)', async () => {
+    await close();
+    await open();
+    expect(await found({ messageId: { $in: ['msg-10', 'msg-21', 'msg-30'] }, status: 'queued' })).toEqual(
+      backend === 'h2'
+        ? matching((m) => ['msg-10', 'msg-21', 'msg-30'].includes(m.messageId) && m.status === 'queued')
+        : [],
+    );
+  });
+});
