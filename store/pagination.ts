@@ -22,8 +22,10 @@ export function projectionOf(fields: readonly string[]): Record<string, 0 | 1> {
  *   MongoDB and on the MongoDB-wire server. Exact on the latter; on MongoDB exact too, except
  *   after an unclean shutdown (until the collection is validated) or with orphaned documents in
  *   a sharded cluster, an error of a few records a pager can live with;
- * - a filter: an exact `countDocuments`. A filtered total is what a client pages through and what
- *   an operator reads as "how many critical incidents"; its index (test/store/index-shapes.test.ts)
+ * - a filter: exact. A page that is not full, and not past the end, already holds the last of
+ *   the matches, so the total is known without counting (a selective filter's usual case);
+ *   otherwise a `countDocuments`. A filtered total is what a client pages through and what an
+ *   operator reads as "how many critical incidents"; its index (test/store/index-shapes.test.ts)
  *   bounds the count to the matching keys on MongoDB.
  */
 export async function findPage<T>(
@@ -35,15 +37,18 @@ export async function findPage<T>(
   pageSize: number,
   fields?: readonly string[] | Record<string, number>,
 ): Promise<Page<T>> {
-  const unfiltered = Object.keys(filter).length === 0;
-  const [items, totalCount] = await Promise.all([
-    model
-      .find(filter, Array.isArray(fields) ? projectionOf(fields) : fields)
-      .sort(sort)
-      .skip((page - 1) * pageSize)
-      .limit(pageSize)
-      .lean<T[]>(),
-    unfiltered ? model.estimatedDocumentCount() : model.countDocuments(filter),
-  ]);
-  return { items, totalCount };
+  const skip = (page - 1) * pageSize;
+  const find = model
+    .find(filter, Array.isArray(fields) ? projectionOf(fields) : fields)
+    .sort(sort)
+    .skip(skip)
+    .limit(pageSize)
+    .lean<T[]>();
+  if (Object.keys(filter).length === 0) {
+    const [items, totalCount] = await Promise.all([find, model.estimatedDocumentCount()]);
+    return { items, totalCount };
+  }
+  const items = await find;
+  const lastPage = items.length < pageSize && (items.length > 0 || skip === 0);
+  return { items, totalCount: lastPage ? skip + items.length : await model.countDocuments(filter) };
 }

@@ -76,6 +76,27 @@ describe('incident and insight reads', () => {
     expect(pod.severity).toBe('low'); // no severity given: derived from the risk score (20)
   });
 
+  it('gives a filtered list its exact total on full pages, the last page and past the end', async () => {
+    // The last page's total comes from its items; the others from a count (store/pagination.ts).
+    const all = (await list('')).body.items as { name: string; namespace: string }[];
+    const shop = all.filter((i) => i.namespace === 'shop').map((i) => i.name);
+    expect(shop.length).toBeGreaterThan(1);
+    for (const [page, pageSize] of [
+      [1, 1],
+      [2, 1],
+      [1, shop.length - 1],
+      [2, shop.length - 1],
+      [1, 100],
+      [9, 100],
+    ]) {
+      const res = await list(`?namespace=shop&page=${page}&pageSize=${pageSize}`);
+      expect(res.body.metadata).toEqual({ totalCount: shop.length, page, pageSize });
+      expect(res.body.items.map((i: { name: string }) => i.name)).toEqual(
+        shop.slice((page - 1) * pageSize, page * pageSize),
+      );
+    }
+  });
+
   it.each([
     ['?severity=critical', [0]],
     ['?state=Escalated', [1]],

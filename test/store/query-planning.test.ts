@@ -6,8 +6,10 @@ import { startEmbeddedMongo, type EmbeddedMongo } from '../../cli/embedded/mongo
 
 /**
  * The embedded server serves a query that pins a unique index's keys beside other conditions
- * from that index (tools/mongo-launcher, Planner). Whatever path a query takes, its answer must
- * be the one a scan gives: each query here is checked against the documents filtered in memory.
+ * from that index (tools/mongo-launcher, Planner), matches plain string equality and sorts pages
+ * on its own (Executor). Whatever path a query takes, its answer must be the one the library's
+ * general path gives: each query here is checked against the documents filtered in memory, or
+ * against the same query sent down the library's path.
  */
 describe.each(['memory', 'h2'] as const)('query planning on the embedded server (%s backend)', (backend) => {
   let dir: string;
@@ -103,5 +105,79 @@ describe.each(['memory', 'h2'] as const)('query planning on the embedded server 
         ? matching((m) => ['msg-10', 'msg-21', 'msg-30'].includes(m.messageId) && m.status === 'queued')
         : [],
     );
+  });
+
+  describe('sorted pages and counts', () => {
+    interface Item {
+      _id: number;
+      tier?: unknown;
+      zone?: unknown;
+      at?: unknown;
+      nested?: { rank: unknown };
+    }
+    // Values of every kind where a plain string filter or a sort meets them: arrays holding the
+    // string, null, absent, numbers, documents, ties (the same `at` for several documents).
+    const tiers: unknown[] = ['gold', 'silver', ['gold', 'bronze'], null, undefined, 7, { tier: 'gold' }, 'Gold'];
+    const items: Item[] = Array.from({ length: 120 }, (_, i) => ({
+      _id: i,
+      ...(tiers[i % tiers.length] !== undefined && { tier: tiers[i % tiers.length] }),
+      zone: ['eu', 'us', ['eu', 'us'], 'ap'][i % 4],
+      ...(i % 9 !== 0 && { at: i % 5 === 0 ? 'late' : new Date(Date.UTC(2026, 0, 1) + (i % 17) * 60_000) }),
+      nested: { rank: i % 6 === 0 ? [i % 4, 9] : i % 4 },
+    }));
+    const filters: Filter<Item>[] = [
+      {},
+      { tier: 'gold' },
+      { tier: 'gold', zone: 'eu' },
+      { zone: 'us' },
+      { tier: 'none' },
+    ];
+    const sorts: Record<string, 1 | -1>[] = [
+      { at: -1, _id: -1 },
+      { at: 1 },
+      { tier: 1, at: -1 },
+      { 'nested.rank': -1 },
+    ];
+
+    it('answers as the library does, for every filter, sort, skip and limit', async () => {
+      const coll = db.collection<Item>('items');
+      await coll.insertMany(items);
+      for (const filter of filters) {
+        // `$and` sends the filter down the library's matcher; no limit, down its sort.
+        const library = { $and: [filter] } as Filter<Item>;
+        for (const sort of sorts) {
+          const all = (await coll.find(library).sort(sort).toArray()).map((d) => d._id);
+          for (const [skip, limit] of [
+            [0, 10],
+            [5, 7],
+            [0, 500],
+            [110, 20],
+          ]) {
+            const page = await coll.find(filter).sort(sort).skip(skip).limit(limit).toArray();
+            expect({ filter, sort, skip, ids: page.map((d) => d._id) }).toEqual({
+              filter,
+              sort,
+              skip,
+              ids: all.slice(skip, skip + limit),
+            });
+          }
+        }
+        expect(await coll.countDocuments(filter)).toBe((await coll.find(library).toArray()).length);
+        expect(await coll.countDocuments({ ...filter, _id: { $lt: 60 } })).toBe(
+          (await coll.find({ $and: [filter, { _id: { $lt: 60 } }] }).toArray()).length,
+        );
+      }
+      expect(await db.collection('nothing-here').countDocuments({ tier: 'gold' })).toBe(0);
+    });
+
+    it('matches a plain string as MongoDB does: itself or an array holding it, never null, absent or another type', async () => {
+      const ids = async (filter: Filter<Item>) =>
+        (await db.collection<Item>('items').find(filter).sort({ _id: 1 }).toArray()).map((d) => d._id);
+      const holds = (v: unknown, s: string) => v === s || (Array.isArray(v) && v.includes(s));
+      expect(await ids({ tier: 'gold' })).toEqual(items.filter((d) => holds(d.tier, 'gold')).map((d) => d._id));
+      expect(await ids({ tier: 'gold', zone: 'us' })).toEqual(
+        items.filter((d) => holds(d.tier, 'gold') && holds(d.zone, 'us')).map((d) => d._id),
+      );
+    });
   });
 });
