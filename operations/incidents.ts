@@ -27,7 +27,7 @@ import {
 } from '../workflows/incident-messages';
 import { dequeueSignals, enqueueSignals, queuedSignals } from '../store/signal-inbox';
 import { handOverFor, IncidentHandOver, type IncidentCalls } from './incident-handover';
-import { joinCache } from './join-cache';
+import { joinReads } from './join-reads';
 import {
   CONFLICT,
   SNOOZE_MAX_MS,
@@ -97,7 +97,7 @@ export async function ingestSignals(ops: IncidentOps, signals: Signal[]): Promis
   for (let pass = 1; ; pass++) {
     let opened: Ingested;
     try {
-      opened = await joinCache.join(key, () => openOrJoin(signals[0]));
+      opened = await joinReads.openOrJoin(key, () => openOrJoin(signals[0]));
     } catch (err) {
       if (err instanceof IncidentPendingError)
         throw new IngestUnavailableError(`incident ${err.incident} for this resource is still being created`);
@@ -130,9 +130,9 @@ export async function ingestSignals(ops: IncidentOps, signals: Signal[]): Promis
   }
 }
 
-/** Clears a stale dedup entry (conditionally) and what this process remembers of it. */
+/** Clears a stale dedup entry (conditionally); signals waiting for a read of it read again. */
 async function forgetDedupEntry(incident: IncidentRecord): Promise<void> {
-  joinCache.forget(incident.resourceKey);
+  joinReads.forget(incident.resourceKey);
   await clearDedupEntry(incident);
 }
 
@@ -468,8 +468,8 @@ export async function resolveIncident(
       ops.client.workflow.getHandle(incident.name).executeUpdate(resolveUpdate, { args: [request] }),
     );
   } finally {
-    // Also when the answer was lost (it may have landed): the next signal reads the store.
-    joinCache.forget(incident.resourceKey);
+    // Also when the answer was lost (it may have landed): no signal joins a read begun before it.
+    joinReads.forget(incident.resourceKey);
   }
   return { resolved, incident: (await getIncident(incident.name))! };
 }

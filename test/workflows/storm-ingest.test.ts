@@ -214,7 +214,7 @@ describe('storm-proof ingestion', () => {
 
   it('a resource resolved through the API opens a new incident at once, though its incident was just joined', async () => {
     const name = await escalatedIncident('resolved-now');
-    // A duplicate: this process now remembers the open incident of the resource (JOIN_CACHE_MS).
+    // A duplicate joins it; the resolve must leave nothing behind that joins it again.
     expect((await post(firingAlert('storm', 'resolved-now', 'r-1'))).body.items[0]).toMatchObject({
       outcome: 'correlated',
       incident: name,
