@@ -115,10 +115,15 @@ export async function appendTimeline(incident: string, events: { key: string; ev
   }
 }
 
-/** A bulk insert whose every refusal was a duplicate key. */
+/**
+ * A bulk insert refused only for duplicate keys. The driver also reports a broken connection as
+ * a bulk error, with the network error's code and no write errors: nothing is known to be stored
+ * then, so it must fail (treating it as "all duplicates" once let a drain dequeue signals whose
+ * timeline events were never written: the crash test with MongoDB killed caught it).
+ */
 function onlyDuplicateKeys(err: unknown): boolean {
   const { writeErrors } = err as { writeErrors?: { code?: number }[] };
-  return Array.isArray(writeErrors) ? writeErrors.every((e) => e.code === 11000) : isDuplicateKey(err);
+  return isDuplicateKey(err) && (!Array.isArray(writeErrors) || writeErrors.every((e) => e.code === 11000));
 }
 
 export async function getIncident(name: string): Promise<IncidentRecord | undefined> {

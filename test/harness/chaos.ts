@@ -355,6 +355,7 @@ async function account(
   let inconsistent = 0;
   let incompleteTimelines = 0;
   let unknownToTemporal = 0;
+  const lostIds: string[] = [];
   const temporal = new Client({ connection: await Connection.connect({ address: stack.temporalAddress }) });
   try {
     for (const [name, alerts] of byIncident) {
@@ -378,6 +379,7 @@ async function account(
         if (n === 0) alertsLost++;
         if (n > 1) alertsDuplicated++;
         if (n !== 1) problems.push(`${name}: alert ${a.id} (${a.outcome}) on the timeline ${n} times`);
+        if (n === 0) lostIds.push(a.id);
       }
       if (detail.body.spec.resource !== `Deployment/${alerts[0].resource}`) {
         namesReused++;
@@ -418,6 +420,7 @@ async function account(
         problems.push(`${name}: Temporal: ${(err as Error).message}`);
       }
     }
+    if (lostIds.length > 0) problems.push(...(await whereabouts(get, lostIds.slice(0, 5))));
   } finally {
     await stopHandOvers(temporal);
     await temporal.connection.close();
@@ -459,4 +462,20 @@ async function account(
     settleSeconds: 0,
     problems: problems.slice(0, 30),
   };
+}
+
+/** Where lost alerts did go, for the report: every incident whose timeline mentions them. */
+async function whereabouts(
+  get: (p: string) => Promise<{ status: number; body: any }>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  ids: string[],
+): Promise<string[]> {
+  const found = new Map(ids.map((id) => [id, [] as string[]]));
+  const list = await get(`/incidents?namespace=${NAMESPACE}&pageSize=100`);
+  for (const { name, state } of (list.body.items ?? []) as { name: string; state: string }[]) {
+    const events: { type: string; message: string }[] = (await get(`/incidents/${name}/timeline`)).body.events ?? [];
+    for (const id of ids)
+      for (const e of events.filter((e) => e.message.includes(`[${id}]`)))
+        found.get(id)!.push(`${name} (${state}): ${e.type} "${e.message}"`);
+  }
+  return ids.map((id) => `alert ${id} was found on: ${found.get(id)!.join('; ') || 'no timeline'}`);
 }
