@@ -5,6 +5,7 @@ import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.backend.AbstractUniqueIndex;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.DefaultQueryMatcher;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.QueryResult;
@@ -241,9 +242,8 @@ public final class MongoLauncher {
 
     /**
      * The answer to the driver's `countDocuments` (an aggregate of `{$match}` then
-     * `{$group: {_id: 1, n: {$sum: 1}}}`) through the collection's query path, which plans and
-     * matches as above, instead of the aggregation's scan with the general matcher; null for
-     * any other command.
+     * `{$group: {_id: 1, n: {$sum: 1}}}`), with plain equality matched as above instead of
+     * through the aggregation's general matcher; null for any other command.
      */
     static Document countDocuments(Function<String, MongoDatabase> databases, String databaseName, String command,
         Document request) {
@@ -257,7 +257,15 @@ public final class MongoLauncher {
       if (!new Document("$group", group).equals(pipeline.get(1))) return null;
       MongoCollection<?> collection = databases.apply(databaseName).resolveCollection(name, false);
       long n = 0;
-      if (collection != null) for (Document ignored : collection.handleQuery(query)) n++;
+      if (collection != null) {
+        // Read as the library's aggregation reads (the documents under the collection's lock,
+        // matched outside it, so a count runs beside the page's find), matched as above.
+        DefaultQueryMatcher general = new DefaultQueryMatcher();
+        for (Document document : collection.queryAll()) {
+          Boolean plain = matchesPlainly(document, query);
+          if (plain != null ? plain : general.matches(document, query)) n++;
+        }
+      }
       List<Document> batch = n == 0 ? List.of() : List.of(new Document("_id", 1).append("n", (int) n));
       Document cursor = new Document("id", 0L).append("ns", databaseName + "." + name)
           .append("firstBatch", batch);
