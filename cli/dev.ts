@@ -97,7 +97,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
       process.env.KUBECONFIG = kube.kubeconfigPath;
     }
 
-    await connectStore(mongoUri, config);
+    await connectStore(mongoUri, config, logger);
     await ensureAuditKey(config, { mirrorCheckpoints: true }); // before the worker reads the key file
     const admin = await ensureAdminToken(config);
     const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);

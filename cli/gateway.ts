@@ -40,7 +40,7 @@ export function gatewayCommand(config: () => Promise<Config>): Command {
         );
         process.exit(2);
       }
-      await connectStore(cfg.MONGODB_URI ?? DEFAULT_MONGODB_URI);
+      await connectStore(cfg.MONGODB_URI ?? DEFAULT_MONGODB_URI, undefined, logger);
       const temporal = await connectTemporal(cfg.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS, cfg.TEMPORAL_NAMESPACE, {
         lazy: true,
       });

@@ -55,7 +55,7 @@ program
     const services = await import('./services');
     const { stopHandOvers } = await import('../operations/incident-handover');
     const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
-    await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config);
+    await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config, logger);
     await services.ensureAuditKey(config, { mirrorCheckpoints: true });
     await services.ensureAdminToken(config);
     const temporal = await services.connectTemporal(
@@ -90,7 +90,7 @@ program
     const { onShutdown } = await import('./shutdown');
     const services = await import('./services');
     const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
-    await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config);
+    await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config, logger);
     // Under foghorn dev its API process signs the checkpoints and mirrors them: one writer.
     await services.ensureAuditKey(config, { mirrorCheckpoints: !supervision });
     const { worker, done } = await services.startWorker(

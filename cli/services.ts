@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { createApp } from '../api/app';
 import { configSecrets, createLogger } from '../api/observability';
 import { temporalUiNamespaceUrl, type Config } from '../domain/config';
-import { connectMongo, disconnectMongo } from '../store/connection';
+import { connectMongo, disconnectMongo, watchMongo } from '../store/connection';
 import {
   claimAuditChain,
   configureAuditCheckpointFile,
@@ -41,11 +41,15 @@ export async function withStore<T>(config: Config, fn: () => Promise<T>): Promis
 
 /**
  * Connects Mongoose and brings the store up to date (indexes, built-in runbooks, and with
- * `config` the escalation file). A bad escalation file throws ConfigError before connecting.
+ * `config` the escalation file), and watches the connection for the process's lifetime
+ * (watchMongo). A bad escalation file throws ConfigError before connecting.
  */
-export async function connectStore(uri: string, config?: Config): Promise<void> {
+export async function connectStore(uri: string, config?: Config, logger?: Pick<Logger, 'warn'>): Promise<void> {
   const escalation = config?.FOGHORN_ESCALATION_FILE ? loadEscalationFile(config.FOGHORN_ESCALATION_FILE) : undefined;
   await connectMongo(uri);
+  watchMongo(uri, (downMs) =>
+    logger?.warn({ downMs }, 'MongoDB answered a new connection while this process stayed disconnected: reconnected'),
+  );
   await seedBuiltinRunbooks();
   if (config && escalation) {
     await ensureSecretKey(config); // the file's targets are stored sealed

@@ -2,6 +2,8 @@ import mongoose from 'mongoose';
 import './models';
 import { migrateStore } from './migrations';
 
+const CONNECT_OPTIONS = { serverSelectionTimeoutMS: 5_000, autoIndex: false, autoCreate: false };
+
 /**
  * One Mongoose connection per process. Commands are not buffered while disconnected: a request
  * during an outage fails fast (→ 503) instead of hanging until a timeout.
@@ -9,7 +11,7 @@ import { migrateStore } from './migrations';
 export async function connectMongo(uri: string): Promise<typeof mongoose> {
   mongoose.set('strictQuery', true);
   mongoose.set('bufferCommands', false);
-  await mongoose.connect(uri, { serverSelectionTimeoutMS: 5_000, autoIndex: false, autoCreate: false });
+  await mongoose.connect(uri, CONNECT_OPTIONS);
   // Indexes are created explicitly so a unique index exists before the first concurrent write;
   // that creates the collections too (Mongoose's own autoCreate raced it on a fresh store).
   await Promise.all(Object.values(mongoose.models).map((model) => model.createIndexes()));
@@ -22,7 +24,60 @@ export function mongoReady(): boolean {
 }
 
 export async function disconnectMongo(): Promise<void> {
+  clearInterval(watchdog);
+  watchdog = undefined;
   await mongoose.disconnect();
+}
+
+/** How long a long-running process's connection may stay down while the server answers others. */
+export const STUCK_AFTER_MS = 30_000;
+let watchdog: NodeJS.Timeout | undefined;
+
+/**
+ * Replaces this process's connection when it has stayed down for `stuckAfterMs` although a new
+ * connection to the same server answers a ping. The crash test once left one process's driver
+ * reporting the same closed connection for three minutes after the embedded server was killed
+ * and restarted, while the worker's driver, talking to the same server, had recovered: nothing
+ * but a new client would have brought that process back. `onReplaced` hears of each replacement.
+ */
+export function watchMongo(
+  uri: string,
+  onReplaced: (downMs: number) => void,
+  { everyMs = 5_000, stuckAfterMs = STUCK_AFTER_MS } = {},
+): void {
+  clearInterval(watchdog);
+  let downSince: number | undefined;
+  let checking = false;
+  watchdog = setInterval(() => {
+    if (mongoReady()) downSince = undefined;
+    else downSince ??= Date.now();
+    if (downSince === undefined || checking || Date.now() - downSince < stuckAfterMs) return;
+    const since = downSince;
+    checking = true;
+    void replaceIfServerAnswers(uri)
+      .then((replaced) => {
+        if (!replaced) return;
+        downSince = undefined;
+        onReplaced(Date.now() - since);
+      })
+      .catch(() => undefined) // the next round tries again
+      .finally(() => (checking = false));
+  }, everyMs);
+  watchdog.unref();
+}
+
+async function replaceIfServerAnswers(uri: string): Promise<boolean> {
+  const probe = new mongoose.mongo.MongoClient(uri, { serverSelectionTimeoutMS: 2_000 });
+  try {
+    await probe.db().command({ ping: 1 });
+  } catch {
+    return false; // the server is down: the driver reconnects by itself once it is back
+  } finally {
+    await probe.close().catch(() => undefined);
+  }
+  await mongoose.connection.close().catch(() => undefined); // not forced: a forced close cannot be reopened
+  await mongoose.connect(uri, CONNECT_OPTIONS);
+  return true;
 }
 
 /** True for the server's duplicate-key error (a unique index refused the write). */
