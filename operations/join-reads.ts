@@ -10,8 +10,8 @@ type Opened = { created: boolean; incident: IncidentRecord };
  *
  * Nothing is remembered past the read. A cache of each resource's open incident (1 s) was tried
  * and dropped: an alert joined from memory after the incident was resolved could be queued after
- * the workflow's last drain, so it was ingested again as another incident than the one its sender
- * was told (the crash test caught it, docs/decisions.md).
+ * the workflow's last drain, and would then be ingested again as another incident than the one
+ * its sender was told (docs/decisions.md).
  */
 export class JoinReads {
   private readonly reading = new Map<string, Promise<Opened>>();
