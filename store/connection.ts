@@ -30,7 +30,7 @@ export async function disconnectMongo(): Promise<void> {
 }
 
 /** How long a long-running process's connection may stay down while the server answers others. */
-export const STUCK_AFTER_MS = 30_000;
+const STUCK_AFTER_MS = 30_000;
 let watchdog: NodeJS.Timeout | undefined;
 
 /**

@@ -4,6 +4,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from '../../cli/embedded/mongo
 import { connectMongo, disconnectMongo } from '../../store/connection';
 import { appendTimeline } from '../../store/incidents';
 import { TimelineEventModel } from '../../store/models';
+import { signalEvent } from '../harness/timeline';
 
 /**
  * A connection that breaks in the middle of a bulk write must fail the write: the driver reports
@@ -49,16 +50,7 @@ describe('a bulk write cut off by the network', () => {
     await mongo.stop();
   });
 
-  const event = (i: number) => ({
-    key: `INC-9/signal/${i}`,
-    event: {
-      timestamp: new Date(Date.UTC(2026, 10, 26, 12, 0, i)),
-      type: 'SignalCorrelated' as const,
-      source: 'alertmanager' as const,
-      message: `signal ${i}`,
-      details: { index: i },
-    },
-  });
+  const event = (i: number) => signalEvent('INC-9', i);
 
   it('fails the append, and a retry writes it', async () => {
     await appendTimeline('INC-9', [event(0)]);

@@ -2,6 +2,7 @@ import { appendTimeline } from '../../store/incidents';
 import { TimelineEventModel } from '../../store/models';
 import { enqueueSignals, queuedSignals, type InboxSignal } from '../../store/signal-inbox';
 import { useMongo } from '../harness/mongo';
+import { signalEvent } from '../harness/timeline';
 
 /** The bulk writes of a storm, against the real MongoDB-wire server. */
 describe('bulk writes (real MongoDB-wire server)', () => {
@@ -11,16 +12,7 @@ describe('bulk writes (real MongoDB-wire server)', () => {
   });
   afterAll(() => mongo?.stop());
 
-  const event = (i: number) => ({
-    key: `INC-1/signal/${i}`,
-    event: {
-      timestamp: new Date(Date.UTC(2026, 10, 26, 12, 0, i)),
-      type: 'SignalCorrelated' as const,
-      source: 'alertmanager' as const,
-      message: `signal ${i}`,
-      details: { index: i },
-    },
-  });
+  const event = (i: number) => signalEvent('INC-1', i);
 
   it('appends a timeline in one insert; a retry that overlaps adds only what is new', async () => {
     await appendTimeline('INC-1', [0, 1, 2].map(event));
