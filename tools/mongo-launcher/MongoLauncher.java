@@ -35,6 +35,7 @@ import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.h2.mvstore.MVStore;
+import org.h2.mvstore.type.DataType;
 
 /**
  * Serves the MongoDB wire protocol for Foghorn's embedded stack and tests.
@@ -106,12 +107,29 @@ public final class MongoLauncher {
 
     /**
      * Serves `query` from the unique index it pins (`fromPositions`: the collection's
-     * matchDocuments over that index's positions), or by the library's own planning.
+     * matchDocuments over that index's positions), or, sorted, from the {@link OrderedIndex}
+     * pinned furthest that can walk it (`sortedTail`: the library's skip, limit, projection and
+     * cursor over the documents found, in order), or by the library's own planning.
      */
-    static <P> QueryResult serve(List<Index<P>> indexes, Document query,
-        Function<Iterable<P>, QueryResult> fromPositions, Supplier<QueryResult> library) {
+    static <P> QueryResult serve(List<Index<P>> indexes, Document query, Document orderBy, int skip, int limit,
+        Function<P, Document> documents, Predicate<Document> matches,
+        Function<Iterable<P>, QueryResult> fromPositions, Function<Stream<Document>, QueryResult> sortedTail,
+        Supplier<QueryResult> library) {
       Plan<P> plan = plan(indexes, query);
-      return plan == null ? library.get() : fromPositions.apply(plan.index().getPositions(plan.pinned()));
+      if (plan != null) return fromPositions.apply(plan.index().getPositions(plan.pinned()));
+      OrderedIndex<P> best = null;
+      int bestPins = -1;
+      for (Index<P> index : indexes) {
+        if (!(index instanceof OrderedIndex<P> ordered)) continue;
+        int pins = ordered.pins(query, orderBy, limit > 0);
+        if (pins > bestPins) {
+          best = ordered;
+          bestPins = pins;
+        }
+      }
+      if (best == null) return library.get();
+      long needed = limit > 0 ? (long) Math.max(skip, 0) + limit : Long.MAX_VALUE;
+      return sortedTail.apply(best.walk(query, orderBy, bestPins, needed, documents, matches).stream());
     }
 
     /** How to serve `query` beyond the library's planning, or null to leave it to the library. */
@@ -146,7 +164,8 @@ public final class MongoLauncher {
       return isPlain(value);
     }
 
-    private static boolean isPlain(Object value) {
+    /** A value an index can look up: not null, an array, a document, a pattern or an operator. */
+    static boolean isPlain(Object value) {
       return value != null
           && !(value instanceof Collection<?>)
           && !(value instanceof Document)
@@ -287,13 +306,23 @@ public final class MongoLauncher {
     public MemoryDatabase openOrCreateDatabase(String databaseName) {
       return new MemoryDatabase(databaseName, getCursorRegistry()) {
         @Override
+        protected Index<Integer> openOrCreateSecondaryIndex(String collectionName, String indexName,
+            List<IndexKey> keys, boolean sparse) {
+          // A sparse index leaves documents out, so it cannot order a page: the library's (none).
+          return sparse ? super.openOrCreateSecondaryIndex(collectionName, indexName, keys, true)
+              : new OrderedIndex<>(indexName, keys, Comparator.naturalOrder()); // positions: list slots
+        }
+
+        @Override
         protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
           return new MemoryCollection(this, collectionName, options, cursorRegistry) {
             @Override
             protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit,
                 int batchSize, Document fieldSelector) {
-              return Planner.serve(getIndexes(), query,
+              return Planner.serve(getIndexes(), query, orderBy, skip, limit, this::getDocument,
+                  document -> documentMatchesQuery(document, query),
                   positions -> matchDocuments(query, positions, orderBy, skip, limit, batchSize, fieldSelector),
+                  sorted -> super.matchDocumentsFromStream(sorted, query, null, skip, limit, batchSize, fieldSelector),
                   () -> super.queryDocuments(query, orderBy, skip, limit, batchSize, fieldSelector));
             }
 
@@ -359,16 +388,26 @@ public final class MongoLauncher {
       MVStore mvStore = getMvStore();
       return new H2Database(databaseName, mvStore, getCursorRegistry()) {
         @Override
+        protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName,
+            List<IndexKey> keys, boolean sparse) {
+          if (sparse) return super.openOrCreateSecondaryIndex(collectionName, indexName, keys, true);
+          // Positions are the data map's keys, in its key order: the collection's natural order.
+          DataType<Object> natural = mvStore.openMap(dataMapName(getDatabaseName(), collectionName)).getKeyType();
+          return new OrderedIndex<>(indexName, keys, natural);
+        }
+
+        @Override
         protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
           // The library's map names (H2Database.openOrCreateCollection), so existing files open as before.
-          String fullName = getDatabaseName() + "." + collectionName;
-          return new H2Collection(this, collectionName, options, mvStore.openMap("databases." + fullName),
-              mvStore.openMap("meta." + fullName), cursorRegistry) {
+          return new H2Collection(this, collectionName, options, mvStore.openMap(dataMapName(getDatabaseName(), collectionName)),
+              mvStore.openMap("meta." + getDatabaseName() + "." + collectionName), cursorRegistry) {
             @Override
             protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit,
                 int batchSize, Document fieldSelector) {
-              return Planner.serve(getIndexes(), query,
+              return Planner.serve(getIndexes(), query, orderBy, skip, limit, this::getDocument,
+                  document -> documentMatchesQuery(document, query),
                   positions -> matchDocuments(query, positions, orderBy, skip, limit, batchSize, fieldSelector),
+                  sorted -> super.matchDocumentsFromStream(sorted, query, null, skip, limit, batchSize, fieldSelector),
                   () -> super.queryDocuments(query, orderBy, skip, limit, batchSize, fieldSelector));
             }
 
@@ -388,6 +427,11 @@ public final class MongoLauncher {
           };
         }
       };
+    }
+
+    /** The library's name for a collection's data map (H2Database.openOrCreateCollection). */
+    private static String dataMapName(String database, String collection) {
+      return "databases." + database + "." + collection;
     }
 
     @Override

@@ -1,0 +1,189 @@
+import de.bwaldvogel.mongo.MongoCollection;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.IndexKey;
+import de.bwaldvogel.mongo.backend.Utils;
+import de.bwaldvogel.mongo.backend.ValueComparator;
+import de.bwaldvogel.mongo.bson.Document;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableSet;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+/**
+ * A declared non-unique index, kept in memory in key order. The library keeps no secondary index
+ * (it scanned, and sorted, the whole collection for every page: 10k incidents per list). This one
+ * serves a page whose filter pins a prefix of its keys to plain values and whose sort is the rest
+ * of its keys, in the index's directions or all reversed, as MongoDB would: the pinned range is
+ * walked in sort order, every document is matched against the whole filter, and the walk stops
+ * once `skip + limit` have matched.
+ *
+ * Same answers as the library's path: entries with equal keys are kept in the collection's natural
+ * order, which is how the library's stable sort orders ties. While any document holds an array or
+ * a document under one of the keys (MongoDB's multikey cases) the index is not used at all.
+ * Rebuilt from the documents when a store is opened; about 100 bytes per indexed document.
+ */
+final class OrderedIndex<P> extends Index<P> {
+  /** An indexed document's key values; a probe (`position` null) bounds a pinned range. */
+  private record Entry<P>(Object[] values, P position, int bound) {}
+
+  private final String[] keys;
+  private final int[] directions;
+  private final TreeSet<Entry<P>> entries;
+  /** By `_id`: how a removed or updated document finds its entry. */
+  private final Map<Object, Entry<P>> byId = new HashMap<>();
+  /** Documents holding an array or a document under a key: kept out of the order. */
+  private int irregular;
+
+  OrderedIndex(String name, List<IndexKey> keys, Comparator<? super P> natural) {
+    super(name, keys, false);
+    this.keys = keys.stream().map(IndexKey::getKey).toArray(String[]::new);
+    this.directions = keys.stream().mapToInt(k -> k.isAscending() ? 1 : -1).toArray();
+    this.entries = new TreeSet<>((a, b) -> {
+      int n = Math.min(a.values().length, b.values().length);
+      for (int i = 0; i < n; i++) {
+        int cmp = ValueComparator.asc().compare(a.values()[i], b.values()[i]) * directions[i];
+        if (cmp != 0) return cmp;
+      }
+      if (a.position() == null) return a.bound();
+      if (b.position() == null) return -b.bound();
+      return natural.compare(a.position(), b.position());
+    });
+  }
+
+  /**
+   * How many leading keys `query` pins when this index can serve it sorted by `orderBy`, or -1
+   * when it cannot. Unpinned, only a page (`limited`) is worth a walk: a whole walk is a scan.
+   */
+  int pins(Document query, Document orderBy, boolean limited) {
+    if (irregular > 0 || orderBy == null || orderBy.isEmpty()) return -1;
+    int pinned = 0;
+    while (pinned < keys.length && MongoLauncher.Planner.isPlain(query.get(keys[pinned]))) pinned++;
+    if (pinned == 0 && !limited) return -1;
+    return direction(orderBy, pinned) == null ? -1 : pinned;
+  }
+
+  /**
+   * The first `needed` documents matching in `orderBy`'s order (whole tie groups, so possibly a
+   * few more), walking the range of the `pinned` leading keys (as {@link #pins} said).
+   */
+  List<Document> walk(Document query, Document orderBy, int pinned, long needed, Function<P, Document> documents,
+      Predicate<Document> matches) {
+    boolean forward = direction(orderBy, pinned);
+    NavigableSet<Entry<P>> range = entries;
+    if (pinned > 0) {
+      Object[] prefix = new Object[pinned];
+      for (int i = 0; i < pinned; i++) prefix[i] = query.get(keys[i]);
+      range = entries.subSet(new Entry<>(prefix, null, -1), true, new Entry<>(prefix, null, 1), true);
+    }
+    if (!forward) range = range.descendingSet();
+
+    List<Document> found = new ArrayList<>();
+    List<Entry<P>> ties = new ArrayList<>();
+    for (Entry<P> entry : range) {
+      if (!ties.isEmpty() && !tied(ties.get(0), entry, pinned)) {
+        if (take(ties, forward, documents, matches, found) >= needed) return found;
+      }
+      ties.add(entry);
+    }
+    take(ties, forward, documents, matches, found);
+    return found;
+  }
+
+  /** Whether `orderBy` is the keys after the pinned ones: true in the index's order, false reversed. */
+  private Boolean direction(Document orderBy, int pinned) {
+    if (orderBy.size() != keys.length - pinned) return null;
+    Boolean forward = null;
+    int i = pinned;
+    for (Map.Entry<String, Object> sort : orderBy.entrySet()) {
+      if (!sort.getKey().equals(keys[i]) || !(sort.getValue() instanceof Number n)) return null;
+      boolean same = (n.intValue() > 0 ? 1 : -1) == directions[i++]; // as the library's comparator reads it
+      if (forward != null && forward != same) return null;
+      forward = same;
+    }
+    return forward;
+  }
+
+  /** A tie group's matches in natural order (a reversed walk meets them backwards); the total found. */
+  private int take(List<Entry<P>> ties, boolean forward, Function<P, Document> documents,
+      Predicate<Document> matches, List<Document> found) {
+    for (int i = 0; i < ties.size(); i++) {
+      Document document = documents.apply(ties.get(forward ? i : ties.size() - 1 - i).position());
+      if (document != null && matches.test(document)) found.add(document);
+    }
+    ties.clear();
+    return found.size();
+  }
+
+  private static boolean tied(Entry<?> a, Entry<?> b, int from) {
+    for (int i = from; i < a.values().length; i++) {
+      if (ValueComparator.asc().compare(a.values()[i], b.values()[i]) != 0) return false;
+    }
+    return true;
+  }
+
+  /** The document's values under the keys, as the library's sort reads them. */
+  private Object[] valuesOf(Document document) {
+    Object[] values = new Object[keys.length];
+    for (int i = 0; i < keys.length; i++) {
+      values[i] = keys[i].indexOf('.') < 0 ? document.getOrMissing(keys[i])
+          : Utils.getSubdocumentValueCollectionAware(document, keys[i]);
+    }
+    return values;
+  }
+
+  private static boolean regular(Object[] values) {
+    for (Object value : values) {
+      if (value instanceof Collection<?> || value instanceof Document) return false;
+    }
+    return true;
+  }
+
+  @Override
+  public void add(Document document, P position, MongoCollection<P> collection) {
+    Entry<P> entry = new Entry<>(valuesOf(document), position, 0);
+    byId.put(document.get("_id"), entry);
+    if (regular(entry.values())) entries.add(entry);
+    else irregular++;
+  }
+
+  @Override
+  public P remove(Document document) {
+    Entry<P> entry = byId.remove(document.get("_id"));
+    if (entry == null) return null;
+    if (regular(entry.values())) entries.remove(entry);
+    else irregular--;
+    return entry.position();
+  }
+
+  @Override
+  public void updateInPlace(Document oldDocument, Document newDocument, P position, MongoCollection<P> collection) {
+    remove(oldDocument);
+    add(newDocument, position, collection);
+  }
+
+  @Override
+  public P getPosition(Document document) {
+    Entry<P> entry = byId.get(document.get("_id"));
+    return entry == null ? null : entry.position();
+  }
+
+  @Override
+  public void drop() {
+    entries.clear();
+    byId.clear();
+    irregular = 0;
+  }
+
+  @Override public long getCount() { return byId.size(); }
+  @Override public long getDataSize() { return 0; }
+  @Override public boolean canHandle(Document query) { return false; } // equality lookups stay the library's
+  @Override public Iterable<P> getPositions(Document query) { throw new UnsupportedOperationException(); }
+  @Override public void checkAdd(Document document, MongoCollection<P> collection) {}
+  @Override public void checkUpdate(Document oldDocument, Document newDocument, MongoCollection<P> collection) {}
+}
