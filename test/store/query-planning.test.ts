@@ -235,6 +235,10 @@ describe.each(['memory', 'h2'] as const)('query planning on the embedded server 
             });
           }
         }
+        expect({ filter, count: await coll.countDocuments(filter) }).toEqual({
+          filter,
+          count: (await coll.find(library).toArray()).length,
+        });
       }
     };
 

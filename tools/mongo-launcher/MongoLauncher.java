@@ -112,7 +112,7 @@ public final class MongoLauncher {
      * cursor over the documents found, in order), or by the library's own planning.
      */
     static <P> QueryResult serve(List<Index<P>> indexes, Document query, Document orderBy, int skip, int limit,
-        Function<P, Document> documents, Predicate<Document> matches,
+        Predicate<Document> matches,
         Function<Iterable<P>, QueryResult> fromPositions, Function<Stream<Document>, QueryResult> sortedTail,
         Supplier<QueryResult> library) {
       Plan<P> plan = plan(indexes, query);
@@ -129,7 +129,7 @@ public final class MongoLauncher {
       }
       if (best == null) return library.get();
       long needed = limit > 0 ? (long) Math.max(skip, 0) + limit : Long.MAX_VALUE;
-      return sortedTail.apply(best.walk(query, orderBy, bestPins, needed, documents, matches).stream());
+      return sortedTail.apply(best.walk(query, orderBy, bestPins, needed, matches).stream());
     }
 
     /** How to serve `query` beyond the library's planning, or null to leave it to the library. */
@@ -275,22 +275,43 @@ public final class MongoLauncher {
       Document group = new Document("_id", 1).append("n", new Document("$sum", 1));
       if (!new Document("$group", group).equals(pipeline.get(1))) return null;
       MongoCollection<?> collection = databases.apply(databaseName).resolveCollection(name, false);
-      long n = 0;
-      if (collection != null) {
-        // Read as the library's aggregation reads (the documents under the collection's lock,
-        // matched outside it, so a count runs beside the page's find), matched as above.
-        DefaultQueryMatcher general = new DefaultQueryMatcher();
-        for (Document document : collection.queryAll()) {
-          Boolean plain = matchesPlainly(document, query);
-          if (plain != null ? plain : general.matches(document, query)) n++;
-        }
-      }
+      DefaultQueryMatcher general = new DefaultQueryMatcher();
+      Predicate<Document> matches = document -> {
+        Boolean plain = matchesPlainly(document, query);
+        return plain != null ? plain : general.matches(document, query);
+      };
+      long n = collection == null ? 0 : count(collection, query, matches);
       List<Document> batch = n == 0 ? List.of() : List.of(new Document("_id", 1).append("n", (int) n));
       Document cursor = new Document("id", 0L).append("ns", databaseName + "." + name)
           .append("firstBatch", batch);
       Document response = new Document("cursor", cursor);
       Utils.markOkay(response);
       return response;
+    }
+
+    /**
+     * The matches of `query`: from the range of the {@link OrderedIndex} it pins furthest, read and
+     * matched under the collection's lock (the index is the collection's); with none, read as the
+     * library's aggregation reads (every document under the lock, matched outside it, so a count
+     * runs beside the page's find).
+     */
+    private static <P> long count(MongoCollection<P> collection, Document query, Predicate<Document> matches) {
+      synchronized (collection) {
+        OrderedIndex<P> best = null;
+        int bestPins = 0;
+        for (Index<P> index : collection.getIndexes()) {
+          if (index instanceof OrderedIndex<P> ordered && ordered.pins(query) > bestPins) {
+            best = ordered;
+            bestPins = ordered.pins(query);
+          }
+        }
+        if (best != null) return best.count(query, bestPins, matches);
+      }
+      long n = 0;
+      for (Document document : collection.queryAll()) {
+        if (matches.test(document)) n++;
+      }
+      return n;
     }
   }
 
@@ -317,9 +338,16 @@ public final class MongoLauncher {
         protected MemoryCollection openOrCreateCollection(String collectionName, CollectionOptions options) {
           return new MemoryCollection(this, collectionName, options, cursorRegistry) {
             @Override
+            public synchronized void addIndex(Index<Integer> index) {
+              // Under the collection's lock: an index built beside an insert would miss its document.
+              if (index instanceof OrderedIndex<Integer> ordered) ordered.attach(this::getDocument);
+              super.addIndex(index);
+            }
+
+            @Override
             protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit,
                 int batchSize, Document fieldSelector) {
-              return Planner.serve(getIndexes(), query, orderBy, skip, limit, this::getDocument,
+              return Planner.serve(getIndexes(), query, orderBy, skip, limit,
                   document -> documentMatchesQuery(document, query),
                   positions -> matchDocuments(query, positions, orderBy, skip, limit, batchSize, fieldSelector),
                   sorted -> super.matchDocumentsFromStream(sorted, query, null, skip, limit, batchSize, fieldSelector),
@@ -402,9 +430,16 @@ public final class MongoLauncher {
           return new H2Collection(this, collectionName, options, mvStore.openMap(dataMapName(getDatabaseName(), collectionName)),
               mvStore.openMap("meta." + getDatabaseName() + "." + collectionName), cursorRegistry) {
             @Override
+            public synchronized void addIndex(Index<Object> index) {
+              // Under the collection's lock: an index built beside an insert would miss its document.
+              if (index instanceof OrderedIndex<Object> ordered) ordered.attach(this::getDocument);
+              super.addIndex(index);
+            }
+
+            @Override
             protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit,
                 int batchSize, Document fieldSelector) {
-              return Planner.serve(getIndexes(), query, orderBy, skip, limit, this::getDocument,
+              return Planner.serve(getIndexes(), query, orderBy, skip, limit,
                   document -> documentMatchesQuery(document, query),
                   positions -> matchDocuments(query, positions, orderBy, skip, limit, batchSize, fieldSelector),
                   sorted -> super.matchDocumentsFromStream(sorted, query, null, skip, limit, batchSize, fieldSelector),

@@ -39,6 +39,8 @@ final class OrderedIndex<P> extends Index<P> {
   private final Map<Object, Entry<P>> byId = new HashMap<>();
   /** Documents holding an array or a document under a key: kept out of the order. */
   private int irregular;
+  /** The collection's documents by position, once the index is attached to it. */
+  private Function<P, Document> documents = position -> null;
 
   OrderedIndex(String name, List<IndexKey> keys, Comparator<? super P> natural) {
     super(name, keys, false);
@@ -56,43 +58,66 @@ final class OrderedIndex<P> extends Index<P> {
     });
   }
 
+  /** Reads the collection's documents through `documents` (its getDocument); before any use. */
+  void attach(Function<P, Document> documents) {
+    this.documents = documents;
+  }
+
   /**
    * How many leading keys `query` pins when this index can serve it sorted by `orderBy`, or -1
    * when it cannot. Unpinned, only a page (`limited`) is worth a walk: a whole walk is a scan.
    */
   int pins(Document query, Document orderBy, boolean limited) {
-    if (irregular > 0 || orderBy == null || orderBy.isEmpty()) return -1;
+    if (orderBy == null || orderBy.isEmpty()) return -1;
+    int pinned = pins(query);
+    if (pinned < 0 || (pinned == 0 && !limited)) return -1;
+    return direction(orderBy, pinned) == null ? -1 : pinned;
+  }
+
+  /** How many leading keys `query` pins to plain values, or -1 while the index is unusable. */
+  int pins(Document query) {
+    if (irregular > 0) return -1;
     int pinned = 0;
     while (pinned < keys.length && MongoLauncher.Planner.isPlain(query.get(keys[pinned]))) pinned++;
-    if (pinned == 0 && !limited) return -1;
-    return direction(orderBy, pinned) == null ? -1 : pinned;
+    return pinned;
+  }
+
+  /** How many documents match `query`, from the range of the `pinned` leading keys (as {@link #pins} said). */
+  long count(Document query, int pinned, Predicate<Document> matches) {
+    long n = 0;
+    for (Entry<P> entry : range(query, pinned)) {
+      Document document = documents.apply(entry.position());
+      if (document != null && matches.test(document)) n++;
+    }
+    return n;
   }
 
   /**
    * The first `needed` documents matching in `orderBy`'s order (whole tie groups, so possibly a
    * few more), walking the range of the `pinned` leading keys (as {@link #pins} said).
    */
-  List<Document> walk(Document query, Document orderBy, int pinned, long needed, Function<P, Document> documents,
-      Predicate<Document> matches) {
+  List<Document> walk(Document query, Document orderBy, int pinned, long needed, Predicate<Document> matches) {
     boolean forward = direction(orderBy, pinned);
-    NavigableSet<Entry<P>> range = entries;
-    if (pinned > 0) {
-      Object[] prefix = new Object[pinned];
-      for (int i = 0; i < pinned; i++) prefix[i] = query.get(keys[i]);
-      range = entries.subSet(new Entry<>(prefix, null, -1), true, new Entry<>(prefix, null, 1), true);
-    }
-    if (!forward) range = range.descendingSet();
+    NavigableSet<Entry<P>> range = forward ? range(query, pinned) : range(query, pinned).descendingSet();
 
     List<Document> found = new ArrayList<>();
     List<Entry<P>> ties = new ArrayList<>();
     for (Entry<P> entry : range) {
       if (!ties.isEmpty() && !tied(ties.get(0), entry, pinned)) {
-        if (take(ties, forward, documents, matches, found) >= needed) return found;
+        if (take(ties, forward, matches, found) >= needed) return found;
       }
       ties.add(entry);
     }
-    take(ties, forward, documents, matches, found);
+    take(ties, forward, matches, found);
     return found;
+  }
+
+  /** The entries whose `pinned` leading keys equal the query's values for them; all of them for none. */
+  private NavigableSet<Entry<P>> range(Document query, int pinned) {
+    if (pinned == 0) return entries;
+    Object[] prefix = new Object[pinned];
+    for (int i = 0; i < pinned; i++) prefix[i] = query.get(keys[i]);
+    return entries.subSet(new Entry<>(prefix, null, -1), true, new Entry<>(prefix, null, 1), true);
   }
 
   /** Whether `orderBy` is the keys after the pinned ones: true in the index's order, false reversed. */
@@ -110,8 +135,7 @@ final class OrderedIndex<P> extends Index<P> {
   }
 
   /** A tie group's matches in natural order (a reversed walk meets them backwards); the total found. */
-  private int take(List<Entry<P>> ties, boolean forward, Function<P, Document> documents,
-      Predicate<Document> matches, List<Document> found) {
+  private int take(List<Entry<P>> ties, boolean forward, Predicate<Document> matches, List<Document> found) {
     for (int i = 0; i < ties.size(); i++) {
       Document document = documents.apply(ties.get(forward ? i : ties.size() - 1 - i).position());
       if (document != null && matches.test(document)) found.add(document);
