@@ -209,6 +209,8 @@ describe.each(['memory', 'h2'] as const)('query planning on the embedded server 
       { at: 1 },
       { rank: 1, at: 1 },
       { rank: -1, at: -1 },
+      { at: -1, rank: 1 }, // an index's order, then `rank` within equal keys
+      { rank: 1, at: 1, _id: -1 },
       { _id: 1 }, // no index of this shape: the library's path
     ];
     const expectLibraryAnswers = async () => {

@@ -18,10 +18,10 @@ import java.util.function.Predicate;
 /**
  * A declared non-unique index, kept in memory in key order. The library keeps no secondary index
  * (it scanned, and sorted, the whole collection for every page: 10k incidents per list). This one
- * serves a page whose filter pins a prefix of its keys to plain values and whose sort is the rest
- * of its keys, in the index's directions or all reversed, as MongoDB would: the pinned range is
- * walked in sort order, every document is matched against the whole filter, and the walk stops
- * once `skip + limit` have matched.
+ * serves a page whose filter pins a prefix of its keys to plain values and whose sort starts with
+ * the rest of its keys, in the index's directions or all reversed, as MongoDB would: the pinned
+ * range is walked in sort order, every document is matched against the whole filter, and the
+ * walk stops once `skip + limit` have matched (further sort keys order each run of equal keys).
  *
  * Same answers as the library's path: entries with equal keys are kept in the collection's natural
  * order, which is how the library's stable sort orders ties. While any document holds an array or
@@ -94,21 +94,24 @@ final class OrderedIndex<P> extends Index<P> {
 
   /**
    * The first `needed` documents matching in `orderBy`'s order (whole tie groups, so possibly a
-   * few more), walking the range of the `pinned` leading keys (as {@link #pins} said).
+   * few more), walking the range of the `pinned` leading keys (as {@link #pins} said). Sort keys
+   * beyond the index's order each tie group, as the library's sort would.
    */
   List<Document> walk(Document query, Document orderBy, int pinned, long needed, Predicate<Document> matches) {
     boolean forward = direction(orderBy, pinned);
+    Document rest = new Document();
+    orderBy.entrySet().stream().skip(keys.length - pinned).forEach(e -> rest.put(e.getKey(), e.getValue()));
     NavigableSet<Entry<P>> range = forward ? range(query, pinned) : range(query, pinned).descendingSet();
 
     List<Document> found = new ArrayList<>();
     List<Entry<P>> ties = new ArrayList<>();
     for (Entry<P> entry : range) {
       if (!ties.isEmpty() && !tied(ties.get(0), entry, pinned)) {
-        if (take(ties, forward, matches, found) >= needed) return found;
+        if (take(ties, forward, rest, matches, found) >= needed) return found;
       }
       ties.add(entry);
     }
-    take(ties, forward, matches, found);
+    take(ties, forward, rest, matches, found);
     return found;
   }
 
@@ -120,27 +123,39 @@ final class OrderedIndex<P> extends Index<P> {
     return entries.subSet(new Entry<>(prefix, null, -1), true, new Entry<>(prefix, null, 1), true);
   }
 
-  /** Whether `orderBy` is the keys after the pinned ones: true in the index's order, false reversed. */
+  /**
+   * Whether `orderBy` starts with the keys after the pinned ones: true in the index's order (or
+   * when every key is pinned), false all reversed, null neither.
+   */
   private Boolean direction(Document orderBy, int pinned) {
-    if (orderBy.size() != keys.length - pinned) return null;
-    Boolean forward = null;
+    if (orderBy.size() < keys.length - pinned) return null;
+    boolean forward = true;
     int i = pinned;
     for (Map.Entry<String, Object> sort : orderBy.entrySet()) {
+      if (i == keys.length) break;
       if (!sort.getKey().equals(keys[i]) || !(sort.getValue() instanceof Number n)) return null;
-      boolean same = (n.intValue() > 0 ? 1 : -1) == directions[i++]; // as the library's comparator reads it
-      if (forward != null && forward != same) return null;
+      boolean same = (n.intValue() > 0 ? 1 : -1) == directions[i]; // as the library's comparator reads it
+      if (i > pinned && forward != same) return null;
       forward = same;
+      i++;
     }
     return forward;
   }
 
-  /** A tie group's matches in natural order (a reversed walk meets them backwards); the total found. */
-  private int take(List<Entry<P>> ties, boolean forward, Predicate<Document> matches, List<Document> found) {
+  /**
+   * A tie group's matches, in natural order (a reversed walk meets them backwards) or sorted by
+   * `rest` (stably, as the library does); the total found.
+   */
+  private int take(List<Entry<P>> ties, boolean forward, Document rest, Predicate<Document> matches,
+      List<Document> found) {
+    List<Document> group = new ArrayList<>(ties.size());
     for (int i = 0; i < ties.size(); i++) {
       Document document = documents.apply(ties.get(forward ? i : ties.size() - 1 - i).position());
-      if (document != null && matches.test(document)) found.add(document);
+      if (document != null) group.add(document);
     }
     ties.clear();
+    if (rest.isEmpty()) group.stream().filter(matches).forEach(found::add);
+    else found.addAll(MongoLauncher.Executor.first(group.stream(), matches, rest, Integer.MAX_VALUE));
     return found.size();
   }
 
