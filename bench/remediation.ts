@@ -9,6 +9,7 @@
  *           time-weighted mean while any ran), throughput, and any incident not remediated.
  * Each mode runs on a fresh stack. Usage:
  *   npx ts-node --transpile-only bench/remediation.ts [latency|burst|all=all] [count=50] [perSecond=2] [bursts=100,200]
+ *       [--warm=N]  (burst: a settled, unmeasured burst of N incidents first, as a long-running stack has had)
  */
 import { mkdtempSync, rmSync } from 'fs';
 import http from 'http';
@@ -18,11 +19,14 @@ import path from 'path';
 import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
 import { percentile, runConcurrently } from './stats';
 
-const MODE = process.argv[2] ?? 'all';
-const COUNT = Number(process.argv[3] ?? 50);
-const PER_SECOND = Number(process.argv[4] ?? 2);
-const BURSTS = (process.argv[5] ?? '100,200').split(',').map(Number);
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const MODE = positional[0] ?? 'all';
+const COUNT = Number(positional[1] ?? 50);
+const PER_SECOND = Number(positional[2] ?? 2);
+const BURSTS = (positional[3] ?? '100,200').split(',').map(Number);
 const BURST_SENDERS = 32;
+/** `--warm=N`: a burst of N incidents, settled and not measured, before each measured burst. */
+const WARM = Number(process.argv.find((a) => a.startsWith('--warm='))?.slice('--warm='.length) ?? 0);
 /** The runbook's own time: Wait 1s + verification window 5s. */
 const FLOOR_MS = 6_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
@@ -207,13 +211,19 @@ async function latencyMode() {
 async function burstMode(size: number) {
   const s = await startStack();
   try {
+    if (WARM > 0) {
+      // A long-running stack has compiled its hot paths (JIT in the JVM and both Node processes).
+      await runConcurrently(WARM, BURST_SENDERS, (i) => open(s, 'bench-warm-up', i));
+      await settle(s, 'bench-warm-up', WARM);
+    }
     const namespace = `bench-burst-${size}`;
     const t0 = performance.now();
     await runConcurrently(size, BURST_SENDERS, (i) => open(s, namespace, i));
     const posted = performance.now() - t0;
     const { incidents, plans } = await settle(s, namespace, size);
     report(
-      `burst: ${size} incidents at once (${BURST_SENDERS} senders, all posted in ${sec(posted)})`,
+      `burst: ${size} incidents at once (${BURST_SENDERS} senders, all posted in ${sec(posted)}), ` +
+        (WARM > 0 ? `after a warm-up burst of ${WARM}` : 'on a fresh stack'),
       s,
       incidents,
       plans,

@@ -34,7 +34,10 @@ export async function startEmbeddedTemporal(opts: {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
   args.push(...(opts.uiPort ? ['--ui-port', String(opts.uiPort)] : ['--headless']));
   args.push('--http-port', '0', '--metrics-port', '0');
-  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  // Write-ahead log: one append and one fsync per transaction, where SQLite's default rollback
+  // journal writes and syncs several times; as durable (synchronous stays FULL). Temporal's
+  // writes bound a burst of remediations (docs/benchmarks.md, "Fourth pass").
+  if (opts.dbFile) args.push('--db-filename', opts.dbFile, '--sqlite-pragma', 'journal_mode=wal');
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.
