@@ -48,7 +48,8 @@ export async function markQueued(messageIds: string[]): Promise<void> {
 /**
  * The chats' messages not yet handed to their workflow, in acceptance order (`acceptedAt`, then
  * `_id`, which a process allocates in increasing order), accepted before `bound` (or at it, with
- * `inclusive`). One query for many chats: mongo-java-server scans the collection per query.
+ * `inclusive`). One query for many chats: each query walks the accepted messages' index range
+ * (`{status, acceptedAt}`), or scans the collection on a server without it.
  */
 export async function undispatchedMessagesOf(
   chatIds: string[],
