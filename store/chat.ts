@@ -48,8 +48,8 @@ export async function markQueued(messageIds: string[]): Promise<void> {
 /**
  * The chats' messages not yet handed to their workflow, in acceptance order (`acceptedAt`, then
  * `_id`, which a process allocates in increasing order), accepted before `bound` (or at it, with
- * `inclusive`). One query for many chats: each query walks the accepted messages' index range
- * (`{status, acceptedAt}`), or scans the collection on a server without it.
+ * `inclusive`). One query for many chats: one walk of the `{status, acceptedAt}` index per round,
+ * however many chats wait.
  */
 export async function undispatchedMessagesOf(
   chatIds: string[],
