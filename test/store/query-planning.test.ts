@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'fs';
-import { MongoClient, type Db, type Filter } from 'mongodb';
+import { Double, MongoClient, type Db, type Filter } from 'mongodb';
 import { tmpdir } from 'os';
 import path from 'path';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../cli/embedded/mongo';
@@ -187,17 +187,18 @@ describe.each(['memory', 'h2'] as const)('query planning on the embedded server 
       rank?: unknown;
       at?: unknown;
     }
-    // Ties everywhere (17 instants, 1 and 1.0), mixed types under a sort key, absent and null.
+    // Ties everywhere (17 instants, a double 1 and int32 1s), mixed types under a sort key, absent and null.
     const cases: Case[] = Array.from({ length: 150 }, (_, i) => ({
       _id: i,
       ...(i % 11 !== 0 && { team: i % 13 === 0 ? null : ['a', 'b', 'c'][i % 3] }),
-      rank: i % 4 === 0 ? 1.0 : ((i % 4) as number),
+      rank: i % 8 === 0 ? new Double(1) : i % 4, // a double 1 beside int32 1s: equal keys
       ...(i % 9 !== 0 && { at: i % 7 === 0 ? 'late' : new Date(Date.UTC(2026, 0, 1) + (i % 17) * 60_000) }),
     }));
     const filters: Filter<Case>[] = [
       {},
       { team: 'a' },
       { team: 'a', rank: 2 },
+      { team: 'b', rank: 1 }, // pins int32 1s and the double 1 alike
       { team: 'b', at: { $ne: 'late' } },
       { team: 'zzz' },
       { rank: 1 },

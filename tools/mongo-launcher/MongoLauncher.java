@@ -144,7 +144,7 @@ public final class MongoLauncher {
 
     /** The part of `query` that pins every key of `index`, or null when it does not. */
     private static Document pinnedBy(Index<?> index, Document query) {
-      if (!(index instanceof AbstractUniqueIndex<?>)) return null; // secondary indexes are not kept
+      if (!(index instanceof AbstractUniqueIndex<?>)) return null; // an OrderedIndex walks, not looks up
       Document pinned = new Document();
       for (IndexKey key : index.getKeys()) {
         Object value = query.get(key.getKey());

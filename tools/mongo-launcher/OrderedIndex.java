@@ -26,7 +26,7 @@ import java.util.function.Predicate;
  * Same answers as the library's path: entries with equal keys are kept in the collection's natural
  * order, which is how the library's stable sort orders ties. While any document holds an array or
  * a document under one of the keys (MongoDB's multikey cases) the index is not used at all.
- * Rebuilt from the documents when a store is opened; about 100 bytes per indexed document.
+ * Rebuilt from the documents when a store is opened; about 100–200 bytes of heap per document.
  */
 final class OrderedIndex<P> extends Index<P> {
   /** An indexed document's key values; a probe (`position` null) bounds a pinned range. */
