@@ -44,6 +44,7 @@ import {
 import { escalationWorkflow } from './escalation';
 import { ladderAcknowledgedSignal, ladderResolvedSignal, ladderSnoozedSignal } from './escalation-messages';
 import { postmortemWorkflow } from './postmortem';
+import { storeCalls } from './store-calls';
 import { remediationWorkflow, type RemediationOutcome } from './remediation';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import {
@@ -57,14 +58,12 @@ import {
 } from './search-attributes';
 
 /**
- * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
- * MongoDB of any length delays the incident instead of failing it (the activities throw only
- * what a retry can fix).
+ * Persistence: the incident's own records (state, timeline, audit, plans, its escalation policy),
+ * quick and idempotent, through `storeCalls` (workflows/store-calls.ts). The activities throw
+ * only what a retry can fix, and an outage of MongoDB of any length delays the incident instead
+ * of failing it.
  */
-const acts = proxyActivities<IncidentActivities & RemediationActivities & NotificationActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }, // unlimited attempts
-});
+type IncidentStore = IncidentActivities & RemediationActivities & NotificationActivities;
 /**
  * Analysis may call an LLM: longer timeout, heartbeats (a dead worker is noticed in 10 s), and
  * it falls back to the rules analyzer itself, so what fails an attempt is the store being
@@ -111,6 +110,7 @@ export interface IncidentWorkflowInput {
  * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
+  const acts = storeCalls<IncidentStore>(); // first: before any command
   const { name } = input;
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];

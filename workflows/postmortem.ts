@@ -1,16 +1,12 @@
-import { proxyActivities } from '@temporalio/workflow';
 import type { PostmortemActivities } from '../activities/postmortem';
-
-/** Generation reads and writes a handful of documents: retry it patiently until the store answers. */
-const { generatePostmortem } = proxyActivities<PostmortemActivities>({
-  startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
+import { storeCalls } from './store-calls';
 
 /**
  * Writes the postmortem of a resolved incident (DESIGN §9); started by the incident workflow as
- * a child with workflow id `<incident>-postmortem`. Returns the postmortem's name.
+ * a child with workflow id `<incident>-postmortem`. Returns the postmortem's name. Generation
+ * reads and writes a handful of documents (a minute per try): retried until the store answers.
  */
 export async function postmortemWorkflow(input: { incident: string }): Promise<string> {
+  const { generatePostmortem } = storeCalls<PostmortemActivities>({ startToCloseTimeout: '1m' });
   return generatePostmortem({ incident: input.incident });
 }
