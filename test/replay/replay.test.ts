@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'fs';
 import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
+import { LOCAL_STORE_CALLS } from '../../workflows/store-calls';
 
 /**
  * Incidents and chats in flight must survive upgrades: every recorded history (test/replay/
@@ -47,6 +48,31 @@ describe('replay of recorded histories', () => {
       files.flatMap((f) => load(f).events.flatMap((e) => e.workflowExecutionSignaledEventAttributes?.signalName ?? [])),
     );
     expect([...signals]).toEqual(expect.arrayContaining(['correlate', 'signalsQueued']));
+  });
+
+  it('has histories of runs that call their store locally, beside the older ones that schedule activities', () => {
+    const patched = new Set(
+      files.flatMap((f) => {
+        const events = load(f).events;
+        const local = events.some((e) =>
+          Object.values(e.markerRecordedEventAttributes?.details ?? {}).some((p) =>
+            Buffer.from(p.payloads?.[0]?.data ?? [])
+              .toString()
+              .includes(`"${LOCAL_STORE_CALLS}"`),
+          ),
+        );
+        return local ? [events[0].workflowExecutionStartedEventAttributes!.workflowType!.name!] : [];
+      }),
+    );
+    expect([...patched].sort()).toEqual([
+      'agentTurnWorkflow',
+      'approvalWorkflow',
+      'chatWorkflow',
+      'escalationWorkflow',
+      'incidentWorkflow',
+      'postmortemWorkflow',
+      'remediationWorkflow',
+    ]);
   });
 
   it('replays every history on the current workflow code', async () => {
