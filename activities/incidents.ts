@@ -232,7 +232,10 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       at: string;
       event?: Omit<TimelineEvent, 'timestamp'>;
     }): Promise<void> {
-      const at = new Date(input.at);
+      // Not before now: the workflow's clock can be behind this worker's (local store calls run
+      // inside one workflow task; the test server keeps a clock of its own), and an event one of
+      // those calls wrote (the runbook match) must not sort after the state change that followed.
+      const at = new Date(Math.max(Date.parse(input.at), Date.now()));
       const updated = await updateIncident(input.name, {
         state: input.state,
         lastUpdated: at,
