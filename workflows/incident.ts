@@ -20,6 +20,7 @@ import {
 import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
 import type { NotificationActivities } from '../activities/notifications';
+import type { PostmortemActivities } from '../activities/postmortem';
 import type { RemediationActivities } from '../activities/remediation';
 import type { IncidentState, Severity } from '../domain/incident';
 import {
@@ -111,6 +112,7 @@ export interface IncidentWorkflowInput {
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
   const acts = storeCalls<IncidentStore>(); // first: before any command
+  const postmortems = storeCalls<PostmortemActivities>({ startToCloseTimeout: '1m' }); // a few reads more
   const { name } = input;
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];
@@ -498,7 +500,9 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   if (patched(SIGNAL_INBOX)) inboxQueued = true;
   await recordSignals();
   await condition(allHandlersFinished);
-  await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });
+  // The postmortem is one store call: made here since this patch, not by a child workflow of its own.
+  if (patched(POSTMORTEM_IN_RUN)) await postmortems.generatePostmortem({ incident: name });
+  else await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });
   // Signals that arrived while the postmortem was written are recorded too: an acknowledged alert
   // is never dropped. (Patched: runs recorded before this change completed without this step.)
   if (patched(RECORD_SIGNALS_AFTER_POSTMORTEM)) {
@@ -513,6 +517,8 @@ const SIGNAL_INBOX = 'signal-inbox';
 const INBOX_BATCH = 500;
 
 const RECORD_SIGNALS_AFTER_POSTMORTEM = 'record-signals-after-postmortem';
+/** Runs before this change wrote the postmortem in a child workflow (`<incident>-postmortem`). */
+const POSTMORTEM_IN_RUN = 'postmortem-in-run';
 /** Runs before this change escalated right after the runbook match; newer ones remediate first. */
 const REMEDIATION_ENGINE = 'remediation-engine';
 /** Runs before this change sent one chat notice on escalation; newer ones run the policy's ladder. */

@@ -33,6 +33,16 @@ async function save(client: Client, label: string, workflowId: string, as: strin
   console.log(`recorded ${as} (${history.events?.length} events)`);
 }
 
+async function exists(client: Client, workflowId: string): Promise<boolean> {
+  return client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then(
+      () => true,
+      () => false,
+    );
+}
+
 async function main(): Promise<void> {
   const label = process.argv[2] ?? 'v1';
   const gw = await useGateway();
@@ -71,7 +81,8 @@ async function main(): Promise<void> {
     );
     await gw.client.workflow.getHandle(done).result();
     await save(gw.client, label, done, 'incident-resolved');
-    await save(gw.client, label, `${done}-postmortem`, 'postmortem');
+    // Releases before v0.9 wrote the postmortem in a child workflow; later ones in the incident's run.
+    if (await exists(gw.client, `${done}-postmortem`)) await save(gw.client, label, `${done}-postmortem`, 'postmortem');
 
     // 2. In flight: escalated and waiting for a person, with an acknowledge.
     const waiting = await open('Deployment/cart');
