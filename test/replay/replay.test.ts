@@ -13,6 +13,12 @@ import { LOCAL_STORE_CALLS } from '../../workflows/store-calls';
 const dir = path.join(__dirname, 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.pb'));
 const load = (f: string) => temporal.api.history.v1.History.decode(readFileSync(path.join(dir, f)));
+/** The patches a run took (`patched()` markers), in order. */
+const patchIds = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+  events.flatMap((e) => {
+    const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+    return data ? [(JSON.parse(Buffer.from(data).toString()) as { id: string }).id] : [];
+  });
 
 describe('replay of recorded histories', () => {
   // Every long-lived type. The reconciler's runs last seconds and the schedule starts a fresh
@@ -54,14 +60,9 @@ describe('replay of recorded histories', () => {
     const patched = new Set(
       files.flatMap((f) => {
         const events = load(f).events;
-        const local = events.some((e) =>
-          Object.values(e.markerRecordedEventAttributes?.details ?? {}).some((p) =>
-            Buffer.from(p.payloads?.[0]?.data ?? [])
-              .toString()
-              .includes(`"${LOCAL_STORE_CALLS}"`),
-          ),
-        );
-        return local ? [events[0].workflowExecutionStartedEventAttributes!.workflowType!.name!] : [];
+        return patchIds(events).includes(LOCAL_STORE_CALLS)
+          ? [events[0].workflowExecutionStartedEventAttributes!.workflowType!.name!]
+          : [];
       }),
     );
     expect([...patched].sort()).toEqual([
@@ -73,6 +74,25 @@ describe('replay of recorded histories', () => {
       'postmortemWorkflow',
       'remediationWorkflow',
     ]);
+  });
+
+  it('has completed incident histories of both ways the postmortem is written: a child workflow, and in the run', () => {
+    const completed = files
+      .map((f) => load(f).events)
+      .filter(
+        (events) =>
+          events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'incidentWorkflow' &&
+          events.at(-1)!.workflowExecutionCompletedEventAttributes,
+      );
+    const byChild = completed.filter((events) =>
+      events.some(
+        (e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === 'postmortemWorkflow',
+      ),
+    );
+    const inRun = completed.filter((events) => patchIds(events).includes('postmortem-in-run'));
+    expect(byChild.length).toBeGreaterThan(0);
+    expect(inRun.length).toBeGreaterThan(0);
+    expect(byChild.length + inRun.length).toBe(completed.length);
   });
 
   it('replays every history on the current workflow code', async () => {
