@@ -4,10 +4,13 @@
  * callback at a local receiver, for `/help` (no tool) and `/incidents` (one tool activity that
  * reads MongoDB). Sequential in one chat, then CHATS chats in parallel (each chat sends its next
  * message when the previous final arrived). 20 incidents are ingested first so `/incidents` has
- * something to list.
- * Usage: npx ts-node --transpile-only bench/gateway-e2e.ts [sequentialPerCommand=30] [chats=20] [perChat=4]
+ * something to list. `--trace` adds where the sequential turns spent their time, step by step,
+ * from Temporal's own event times (the chat workflow's signal and task, the turn's start, its
+ * tasks, local calls and activities).
+ * Usage: npx ts-node --transpile-only bench/gateway-e2e.ts [sequentialPerCommand=30] [chats=20] [perChat=4] [--trace]
  */
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { mkdtempSync, rmSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
@@ -16,10 +19,13 @@ import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-proces
 import { firingAlert, webhookEnv } from './fixtures';
 import { freePort } from '../test/harness/ports';
 import { percentile } from './stats';
+import { chatWorkflowId } from '../workflows/chat-messages';
 
-const SEQUENTIAL = Number(process.argv[2] ?? 30);
-const CHATS = Number(process.argv[3] ?? 20);
-const PER_CHAT = Number(process.argv[4] ?? 4);
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const SEQUENTIAL = Number(positional[0] ?? 30);
+const CHATS = Number(positional[1] ?? 20);
+const PER_CHAT = Number(positional[2] ?? 4);
+const TRACE = process.argv.includes('--trace');
 const COMMANDS = ['/help', '/incidents'] as const;
 const SECRET = 'bench-shared-secret-0123456789abcdef';
 const FINAL_TIMEOUT_MS = 60_000;
@@ -92,6 +98,75 @@ async function main() {
     }
   }
 
+  /**
+   * Per command, the median offset from the POST of each step the turns took, as Temporal
+   * recorded it (`chat:` the chat workflow's events for the message, `turn:` the turn's own).
+   */
+  async function trace(chatId: string, samples: Sample[]) {
+    const EventType = temporal.api.enums.v1.EventType;
+    type Event = temporal.api.history.v1.IHistoryEvent;
+    const at = (e: Event) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
+    const name = (e: Event) => EventType[e.eventType!].replace(/^EVENT_TYPE_/, '').toLowerCase();
+    const connection = await Connection.connect({ address: `127.0.0.1:${env.FOGHORN_TEMPORAL_PORT}` });
+    try {
+      const client = new Client({ connection });
+      const chat = (await client.workflow.getHandle(chatWorkflowId(chatId)).fetchHistory()).events ?? [];
+      for (const command of COMMANDS) {
+        const steps = new Map<string, number[]>();
+        const note = (step: string, e: Event | undefined, s: Sample) => {
+          if (e) steps.set(step, [...(steps.get(step) ?? []), at(e) - s.sentAt]);
+        };
+        for (const s of samples.filter((x) => x.command === command)) {
+          const signal = chat.findIndex((e) =>
+            Buffer.from(e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data ?? []).includes(
+              s.messageId,
+            ),
+          );
+          const after = chat.slice(signal);
+          note('chat: signalled', after[0], s);
+          note(
+            'chat: workflow task started',
+            after.find((e) => e.workflowTaskStartedEventAttributes),
+            s,
+          );
+          note(
+            'chat: start child initiated',
+            after.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId === s.messageId),
+            s,
+          );
+          const seen = new Set<string>();
+          for (const e of (await client.workflow.getHandle(s.messageId).fetchHistory()).events ?? []) {
+            const label = [
+              name(e),
+              e.markerRecordedEventAttributes?.markerName,
+              e.activityTaskScheduledEventAttributes?.activityType?.name,
+            ]
+              .filter(Boolean)
+              .join(' ');
+            const step = `turn: ${label}${seen.has(label) ? ' (again)' : ''}`;
+            seen.add(label);
+            note(step, e, s);
+          }
+          steps.set('final callback arrived', [...(steps.get('final callback arrived') ?? []), s.finalMs]);
+        }
+        const rows = [...steps.entries()]
+          .map(([step, offsets]) => ({
+            step,
+            n: offsets.length,
+            p50: percentile(
+              offsets.sort((a, b) => a - b),
+              50,
+            ),
+          }))
+          .sort((a, b) => a.p50 - b.p50);
+        console.log(`\n${command}, sequential: median ms after the POST\n| step | p50 ms | n |\n|---|---|---|`);
+        for (const r of rows) console.log(`| ${r.step} | ${r.p50} | ${r.n} |`);
+      }
+    } finally {
+      await connection.close();
+    }
+  }
+
   function print(mode: string, samples: Sample[], seconds: number, load: number) {
     for (const command of COMMANDS) {
       const of = samples.filter((s) => s.command === command);
@@ -138,6 +213,7 @@ async function main() {
     const sequentialLoad = loadavg()[0];
     await addTurnStarts(sequential);
     print('sequential, 1 chat', sequential, sequentialSeconds, sequentialLoad);
+    if (TRACE) await trace('bench-seq', sequential);
 
     started = performance.now();
     const parallel = (
