@@ -45,7 +45,6 @@ import {
 import { escalationWorkflow } from './escalation';
 import { ladderAcknowledgedSignal, ladderResolvedSignal, ladderSnoozedSignal } from './escalation-messages';
 import { postmortemWorkflow } from './postmortem';
-import { storeCalls } from './store-calls';
 import { remediationWorkflow, type RemediationOutcome } from './remediation';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import {
@@ -57,6 +56,7 @@ import {
   RESOURCE,
   SEVERITY,
 } from './search-attributes';
+import { storeCalls } from './store-calls';
 
 /**
  * Persistence: the incident's own records (state, timeline, audit, plans, its escalation policy),

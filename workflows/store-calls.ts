@@ -14,16 +14,17 @@ import {
  */
 export const LOCAL_STORE_CALLS = 'local-store-calls';
 
-/**
- * Quick and idempotent, so retried without a cap: a MongoDB outage delays, never fails. The
- * backoff tops out at a minute, under the local retry threshold: every retry of one call stays
- * one local activity with one activity id, which the activities' idempotency keys are made of
- * (activities/context.ts). Past the threshold the SDK retries it as a new one, with a new id.
- */
+/** Quick and idempotent, so retried without a cap: a MongoDB outage delays, never fails. */
 const STORE_CALL_OPTIONS = {
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }, // unlimited attempts
 } satisfies ActivityOptions;
+/**
+ * Above the backoff's ceiling (a minute), so every retry of a call runs in the worker as the same
+ * local activity, with the same activity id: the activities' idempotency keys are made of it
+ * (activities/context.ts). A retry delay past the threshold would make the SDK sleep on a timer
+ * and schedule the call again under a new id.
+ */
 const LOCAL_RETRY_THRESHOLD = '2m';
 
 /**
