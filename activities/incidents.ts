@@ -232,10 +232,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       at: string;
       event?: Omit<TimelineEvent, 'timestamp'>;
     }): Promise<void> {
-      // Not before now: the workflow's clock can be behind this worker's (local store calls run
-      // inside one workflow task; the test server keeps a clock of its own), and an event one of
-      // those calls wrote (the runbook match) must not sort after the state change that followed.
-      const at = new Date(Math.max(Date.parse(input.at), Date.now()));
+      const at = new Date(input.at);
       const updated = await updateIncident(input.name, {
         state: input.state,
         lastUpdated: at,

@@ -10,8 +10,12 @@ import { extractSendDirectives, NOTICE_AFTER_MS, type ChatTurn, type MediaRef, t
 import { HELP_TEXT, parseChatCommand } from '../domain/chatops';
 import type { AgentTurnInput } from './chat-messages';
 import { Outbox } from './outbox';
-import { storeCalls } from './store-calls';
 
+/** The turn's own records: quick and idempotent, retried without a cap (MongoDB may be down for a while). */
+const store = proxyActivities<ChatActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
 /*
  * A person is waiting on this turn, and the chat's later messages wait behind it: the calls to
  * other people's services (media URLs, the STT and LLM endpoints) get a few tries and then the
@@ -69,8 +73,6 @@ interface Outcome {
  * Returns the turn for the chat's context. Never fails: every problem becomes an error reply.
  */
 export async function agentTurnWorkflow(input: AgentTurnInput): Promise<ChatTurn> {
-  // The turn's own records: quick and idempotent, retried without a cap (MongoDB may be down for a while).
-  const store = storeCalls<ChatActivities>(); // first: before any command
   const startedAt = Date.now();
   const outbox = new Outbox(input.messageId, input.chatId, startedAt);
   let answered = false;

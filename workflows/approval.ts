@@ -21,12 +21,16 @@ import { formatDuration } from '../domain/duration';
 import { CONFLICT } from '../domain/incident-requests';
 import type { ApprovalStatus } from '../domain/remediation';
 import { roleAtLeast } from '../domain/roles';
-import type { Endpoint, NotificationActivities } from '../activities/notifications';
+import type { Endpoint } from '../activities/notifications';
 import { approvalStatusQuery, decideApprovalUpdate } from './approval-messages';
-import { notificationQueue } from './notify';
+import { notes, notificationQueue } from './notify';
 import { APPROVAL_STATUS, INCIDENT, NAMESPACE } from './search-attributes';
-import { storeCalls } from './store-calls';
 
+/** Store writes: quick and idempotent, retried without a cap (a MongoDB outage delays, never fails). */
+const acts = proxyActivities<ApprovalActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
 /** The chat notice: worth an hour of retries, never worth holding the decision up. */
 const notify = proxyActivities<CallbackActivities>({
   startToCloseTimeout: '30s',
@@ -41,8 +45,6 @@ const notify = proxyActivities<CallbackActivities>({
  * by a person — it ends `expired` with the reason `incident resolved`.
  */
 export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<ApprovalOutcome> {
-  // Store writes and reads (`storeCalls`: a MongoDB outage delays, never fails); first, before any command.
-  const acts = storeCalls<ApprovalActivities & NotificationActivities>();
   let status: ApprovalStatus = 'pending';
   let decided: { by: string; at: string; comment?: string } | undefined;
   const publish = () =>
@@ -99,7 +101,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
 
   // Approvals are announced to the incident policy's first level (docs/escalation.md); PagerDuty,
   // which keeps an alert open, hears when the approval closes.
-  const queue = notificationQueue(input.incident, acts);
+  const queue = notificationQueue(input.incident);
   let paged: Endpoint[] = [];
   const closeAlerts = () => {
     for (const endpoint of paged.filter((e) => e.channel === 'pagerduty'))
@@ -116,7 +118,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     await acts.announceApproval({ name: input.name });
     const text = await acts.approvalNotice({ name: input.name });
     if (patched(APPROVAL_NOTIFY_POLICY)) {
-      paged = await acts.levelEndpoints({ incident: input.incident, level: 0, why: `approval ${input.name}` });
+      paged = await notes.levelEndpoints({ incident: input.incident, level: 0, why: `approval ${input.name}` });
       for (const endpoint of paged)
         queue.send(endpoint, {
           event: 'approval.requested',

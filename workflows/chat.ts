@@ -5,6 +5,7 @@ import {
   ChildWorkflowFailure,
   executeChild,
   log,
+  proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -19,7 +20,11 @@ import {
   type ChatWorkflowInput,
   type QueuedMessage,
 } from './chat-messages';
-import { storeCalls } from './store-calls';
+
+const acts = proxyActivities<ChatActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
 
 /** A chat that stays quiet this long completes; its next message starts a fresh run. */
 const IDLE_TIMEOUT = '1h';
@@ -34,7 +39,6 @@ const RECENT_IDS = 200;
  * CONTEXT_TURNS turns. One at a time is what keeps replies, and their callbacks, in order.
  */
 export async function chatWorkflow(input: ChatWorkflowInput): Promise<void> {
-  const acts = storeCalls<ChatActivities>(); // first: before any command
   const pending: QueuedMessage[] = input.carried?.pending ?? [];
   const recent: string[] = input.carried?.recent ?? [];
   let current: string | undefined;

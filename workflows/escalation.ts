@@ -6,7 +6,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Endpoint, NotificationActivities } from '../activities/notifications';
+import type { Endpoint } from '../activities/notifications';
 import { nextRung, type Ladder } from '../domain/escalation-policy';
 import type { NotificationEvent } from '../domain/notification-formats';
 import {
@@ -15,9 +15,8 @@ import {
   ladderSnoozedSignal,
   ladderStateQuery,
 } from './escalation-messages';
-import { laneOf, notificationQueue } from './notify';
+import { laneOf, notes, notificationQueue } from './notify';
 import { ESCALATION_STATE, INCIDENT, NAMESPACE } from './search-attributes';
-import { storeCalls } from './store-calls';
 
 /** Re-check an active maintenance window this often: it may be edited or removed meanwhile. */
 const MAINTENANCE_RECHECK_MS = 5 * 60_000;
@@ -53,7 +52,6 @@ export interface EscalationWorkflowInput {
  * receiver that is down never delays the next level, an acknowledge or a resolve.
  */
 export async function escalationWorkflow(input: EscalationWorkflowInput): Promise<void> {
-  const notes = storeCalls<NotificationActivities>(); // first: before any command
   const { incident, ladder, carried } = input;
   let acknowledged = input.acknowledged;
   let snoozeUntil = input.snoozeUntil ? Date.parse(input.snoozeUntil) : 0;
@@ -65,7 +63,7 @@ export async function escalationWorkflow(input: EscalationWorkflowInput): Promis
   let acknowledgeSent = carried?.acknowledgeSent ?? false;
   let heldFor = carried?.heldFor;
   let state = 'starting';
-  const queue = notificationQueue(incident, notes);
+  const queue = notificationQueue(incident);
 
   const publish = (next: string) => {
     if (next === state) return;

@@ -56,15 +56,21 @@ import {
   RESOURCE,
   SEVERITY,
 } from './search-attributes';
-import { storeCalls } from './store-calls';
 
 /**
- * Persistence: the incident's own records (state, timeline, audit, plans, its escalation policy),
- * quick and idempotent, through `storeCalls` (workflows/store-calls.ts). The activities throw
- * only what a retry can fix, and an outage of MongoDB of any length delays the incident instead
- * of failing it.
+ * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
+ * MongoDB of any length delays the incident instead of failing it (the activities throw only
+ * what a retry can fix).
  */
-type IncidentStore = IncidentActivities & RemediationActivities & NotificationActivities;
+const acts = proxyActivities<IncidentActivities & RemediationActivities & NotificationActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }, // unlimited attempts
+});
+/** The postmortem reads a few documents more: a minute per try, retried until the store answers. */
+const postmortems = proxyActivities<PostmortemActivities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
 /**
  * Analysis may call an LLM: longer timeout, heartbeats (a dead worker is noticed in 10 s), and
  * it falls back to the rules analyzer itself, so what fails an attempt is the store being
@@ -111,8 +117,6 @@ export interface IncidentWorkflowInput {
  * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
-  const acts = storeCalls<IncidentStore>(); // first: before any command
-  const postmortems = storeCalls<PostmortemActivities>({ startToCloseTimeout: '1m' }); // a few reads more
   const { name } = input;
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];
@@ -500,7 +504,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   if (patched(SIGNAL_INBOX)) inboxQueued = true;
   await recordSignals();
   await condition(allHandlersFinished);
-  // The postmortem is one store call: made here since this patch, not by a child workflow of its own.
+  // The postmortem is one activity: called here since this patch, not by a child workflow of its own.
   if (patched(POSTMORTEM_IN_RUN)) await postmortems.generatePostmortem({ incident: name });
   else await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });
   // Signals that arrived while the postmortem was written are recorded too: an acknowledged alert

@@ -1,10 +1,12 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { DeliveryInput, Endpoint, NotificationActivities } from '../activities/notifications';
 import { failureText } from './failure-text';
-import { storeCalls } from './store-calls';
 
-/** Store reads and timeline notes (`storeCalls`: a MongoDB outage delays, never fails); the run's own, made first thing. */
-export type NotificationNotes = ReturnType<typeof storeCalls<NotificationActivities>>;
+/** Store reads and timeline notes: quick, idempotent, retried without a cap (a MongoDB outage delays, never fails). */
+export const notes = proxyActivities<NotificationActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
 
 /**
  * One notification to one endpoint: retried for an hour with the activity's own backoff (and the
@@ -25,7 +27,7 @@ const deliveries = proxyActivities<NotificationActivities>({
 /** Deliveries queue per real endpoint (two targets may reach one); endpoints carried from before `id` existed queue by ref. */
 export const laneOf = (endpoint: Endpoint): string => endpoint.id ?? endpoint.ref;
 
-export function notificationQueue(incident: string, notes: NotificationNotes) {
+export function notificationQueue(incident: string) {
   const queues = new Map<string, Promise<void>>();
   let inFlight = 0;
   return {

@@ -1,13 +1,17 @@
+import { proxyActivities } from '@temporalio/workflow';
 import type { PostmortemActivities } from '../activities/postmortem';
-import { storeCalls } from './store-calls';
+
+/** Generation reads and writes a handful of documents: retry it patiently until the store answers. */
+const { generatePostmortem } = proxyActivities<PostmortemActivities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
 
 /**
  * Writes the postmortem of a resolved incident (DESIGN §9); started as a child with workflow id
  * `<incident>-postmortem` by incident runs from before the patch `postmortem-in-run` (later runs
- * make the same call themselves). Returns the postmortem's name. Generation reads and writes a
- * handful of documents (a minute per try): retried until the store answers.
+ * call the activity themselves). Returns the postmortem's name.
  */
 export async function postmortemWorkflow(input: { incident: string }): Promise<string> {
-  const { generatePostmortem } = storeCalls<PostmortemActivities>({ startToCloseTimeout: '1m' });
   return generatePostmortem({ incident: input.incident });
 }

@@ -46,14 +46,16 @@ import { approvalWorkflow } from './approval';
 import { failureText } from './failure-text';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import { INCIDENT, NAMESPACE, REMEDIATION_STATE, RESOURCE } from './search-attributes';
-import { storeCalls } from './store-calls';
 
 type KubeActionActivities = ReturnType<typeof createKubeActionActivities>;
 type KubeReadActivities = ReturnType<typeof createKubeReadActivities>;
 type KubePreviewActivities = ReturnType<typeof createKubePreviewActivities>;
 
-/** Plan bookkeeping in MongoDB, through `storeCalls` (workflows/store-calls.ts): an outage delays, never fails. */
-type PlanStore = RemediationActivities & ApprovalActivities;
+/** Plan bookkeeping in MongoDB: quick, idempotent, retried without a cap (an outage delays, never fails). */
+const acts = proxyActivities<RemediationActivities & ApprovalActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
 /** Resolving a Kubernetes step reads the cluster: bounded like the reads, then the step fails. */
 const resolve = proxyActivities<RemediationActivities>(KUBE_READ_ACTIVITY_OPTIONS);
 /** Kubernetes writes: retried for 10 min, safe because each key is applied once (activities/kube-actions.ts). */
@@ -116,7 +118,6 @@ interface Executed {
  * Cancelled (a person resolved the incident) it stops after the step in flight and records so.
  */
 export async function remediationWorkflow({ plan }: RemediationWorkflowInput): Promise<RemediationOutcome> {
-  const acts = storeCalls<PlanStore>(); // first: before any command
   let state: PlanState = 'Pending';
   let joined = 0;
   let fixedAt = new Date().toISOString();

@@ -2,7 +2,6 @@ import { readdirSync, readFileSync } from 'fs';
 import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { LOCAL_STORE_CALLS } from '../../workflows/store-calls';
 
 /**
  * Incidents and chats in flight must survive upgrades: every recorded history (test/replay/
@@ -54,26 +53,6 @@ describe('replay of recorded histories', () => {
       files.flatMap((f) => load(f).events.flatMap((e) => e.workflowExecutionSignaledEventAttributes?.signalName ?? [])),
     );
     expect([...signals]).toEqual(expect.arrayContaining(['correlate', 'signalsQueued']));
-  });
-
-  it('has histories of runs that call their store locally, beside the older ones that schedule activities', () => {
-    const patched = new Set(
-      files.flatMap((f) => {
-        const events = load(f).events;
-        return patchIds(events).includes(LOCAL_STORE_CALLS)
-          ? [events[0].workflowExecutionStartedEventAttributes!.workflowType!.name!]
-          : [];
-      }),
-    );
-    expect([...patched].sort()).toEqual([
-      'agentTurnWorkflow',
-      'approvalWorkflow',
-      'chatWorkflow',
-      'escalationWorkflow',
-      'incidentWorkflow',
-      'postmortemWorkflow',
-      'remediationWorkflow',
-    ]);
   });
 
   it('has completed incident histories of both ways the postmortem is written: a child workflow, and in the run', () => {
