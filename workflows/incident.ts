@@ -20,7 +20,6 @@ import {
 import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
 import type { NotificationActivities } from '../activities/notifications';
-import type { PostmortemActivities } from '../activities/postmortem';
 import type { RemediationActivities } from '../activities/remediation';
 import type { IncidentState, Severity } from '../domain/incident';
 import {
@@ -44,7 +43,7 @@ import {
 } from './incident-messages';
 import { escalationWorkflow } from './escalation';
 import { ladderAcknowledgedSignal, ladderResolvedSignal, ladderSnoozedSignal } from './escalation-messages';
-import { postmortemWorkflow } from './postmortem';
+import { generatePostmortem, postmortemWorkflow } from './postmortem';
 import { remediationWorkflow, type RemediationOutcome } from './remediation';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import {
@@ -65,11 +64,6 @@ import {
 const acts = proxyActivities<IncidentActivities & RemediationActivities & NotificationActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }, // unlimited attempts
-});
-/** The postmortem reads a few documents more: a minute per try, retried until the store answers. */
-const postmortems = proxyActivities<PostmortemActivities>({
-  startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 /**
  * Analysis may call an LLM: longer timeout, heartbeats (a dead worker is noticed in 10 s), and
@@ -505,7 +499,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   await recordSignals();
   await condition(allHandlersFinished);
   // The postmortem is one activity: called here since this patch, not by a child workflow of its own.
-  if (patched(POSTMORTEM_IN_RUN)) await postmortems.generatePostmortem({ incident: name });
+  if (patched(POSTMORTEM_IN_RUN)) await generatePostmortem({ incident: name });
   else await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });
   // Signals that arrived while the postmortem was written are recorded too: an acknowledged alert
   // is never dropped. (Patched: runs recorded before this change completed without this step.)

@@ -1,8 +1,11 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { PostmortemActivities } from '../activities/postmortem';
 
-/** Generation reads and writes a handful of documents: retry it patiently until the store answers. */
-const { generatePostmortem } = proxyActivities<PostmortemActivities>({
+/**
+ * Generation reads and writes a handful of documents: retry it patiently until the store answers.
+ * Also the incident workflow's own call since the patch `postmortem-in-run`.
+ */
+export const { generatePostmortem } = proxyActivities<PostmortemActivities>({
   startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
