@@ -82,6 +82,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
             uiPort: config.FOGHORN_TEMPORAL_UI_PORT,
             dbFile: path.join(dataDir, 'temporal.db'),
             namespace: config.TEMPORAL_NAMESPACE,
+            nice: config.FOGHORN_BACKGROUND_NICE,
           }),
         logger,
       );
@@ -108,6 +109,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
         startWorkerProcess({
           env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress, ...(kube && { KUBECONFIG: kube.kubeconfigPath }) },
           secrets: { ...secretEnv(config), MONGODB_URI: mongoUri },
+          nice: config.FOGHORN_BACKGROUND_NICE,
         }),
       logger,
       // The API may be ready (and its servers killed and restarted) before the worker connects.

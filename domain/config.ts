@@ -135,6 +135,9 @@ export const configSchema = z.object({
     .string()
     .regex(/^\d+[mg]$/, 'must be a Java heap size such as 512m or 1g')
     .default('1g'),
+  // `foghorn dev`'s scheduling: the worker and the embedded Temporal run at this niceness, so the
+  // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass").
+  FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(5),
   // The sandbox (activities/shell.ts): the unprivileged user commands run as, and their network.
   FOGHORN_AGENT_SHELL_USER: z
     .string()

@@ -73,6 +73,17 @@ export function diesWithParent(binary: string, args: string[]): [string, string[
   return existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', binary, ...args]] : [binary, args];
 }
 
+const NICE = '/usr/bin/nice';
+
+/**
+ * The command line that runs `command` at niceness `n` (FOGHORN_BACKGROUND_NICE): `nice` execs
+ * it, so every thread it ever starts inherits the priority (Linux applies setpriority() to one
+ * thread only). As it is when `n` is 0 or `nice` is missing.
+ */
+export function niced(n: number, command: string, args: string[]): [string, string[]] {
+  return n > 0 && existsSync(NICE) ? [NICE, ['-n', String(n), command, ...args]] : [command, args];
+}
+
 /**
  * Spawns a server that announces nothing reliable on its output, and resolves once `probe`
  * answers true (polled). Its output goes to `onLine`; the last lines explain a failed start.

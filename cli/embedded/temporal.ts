@@ -2,7 +2,7 @@ import { existsSync } from 'fs';
 import path from 'path';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { TOOLS_DIR } from '../paths';
-import { diesWithParent, spawnServer, type ServerProcess } from './process';
+import { diesWithParent, niced, spawnServer, type ServerProcess } from './process';
 
 export interface EmbeddedTemporal extends ServerProcess {
   address: string;
@@ -10,7 +10,7 @@ export interface EmbeddedTemporal extends ServerProcess {
 }
 
 /** How often the history service may read each of its task queues (the server's default is 20). */
-const QUEUE_POLLS_PER_SECOND = 200;
+export const QUEUE_POLLS_PER_SECOND = 200;
 
 const typeNames: Record<string, string> = {
   KEYWORD: 'Keyword',
@@ -31,6 +31,10 @@ export async function startEmbeddedTemporal(opts: {
   uiPort?: number;
   dbFile?: string;
   namespace?: string;
+  /** How often the history service may read each task queue; benchmarks compare the server's 20. */
+  queuePollsPerSecond?: number;
+  /** Niceness of the server's process (FOGHORN_BACKGROUND_NICE); 0 leaves it as ours. */
+  nice?: number;
 }): Promise<EmbeddedTemporal> {
   const binary = path.join(TOOLS_DIR, 'temporal');
   if (!existsSync(binary)) throw new Error('the Temporal CLI is not installed: run `npm run bootstrap`');
@@ -46,12 +50,15 @@ export async function startEmbeddedTemporal(opts: {
   // where the work itself takes 2 ms. One host, one SQLite file: reading 200 times a second
   // costs little (docs/benchmarks.md, "Sixth pass").
   for (const key of ['transfer', 'timer', 'visibility'])
-    args.push('--dynamic-config-value', `history.${key}ProcessorMaxPollRPS=${QUEUE_POLLS_PER_SECOND}`);
+    args.push(
+      '--dynamic-config-value',
+      `history.${key}ProcessorMaxPollRPS=${opts.queuePollsPerSecond ?? QUEUE_POLLS_PER_SECOND}`,
+    );
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.
   // The MongoDB launcher exits when its stdin closes; the Temporal CLI does not.
-  const [command, commandArgs] = diesWithParent(binary, args);
+  const [command, commandArgs] = diesWithParent(...niced(opts.nice ?? 0, binary, args));
   const server = await spawnServer(
     'Temporal dev server',
     command,

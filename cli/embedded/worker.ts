@@ -2,7 +2,7 @@ import { fork } from 'child_process';
 import path from 'path';
 import { SECRET_VARIABLES, type Config } from '../../domain/config';
 import { REPO_ROOT } from '../paths';
-import { stopProcess, type ServerProcess } from './process';
+import { niced, stopProcess, type ServerProcess } from './process';
 
 /** What `foghorn worker --supervised` and its parent say over the IPC channel. */
 export type WorkerMessage = { type: 'secrets'; env: Record<string, string> } | { type: 'ready' };
@@ -35,10 +35,16 @@ export function secretEnv(config: Config): Record<string, string> {
 export function startWorkerProcess(opts: {
   env: NodeJS.ProcessEnv;
   secrets: Record<string, string>;
+  /** Niceness of the worker's process (FOGHORN_BACKGROUND_NICE); 0 leaves it as ours. */
+  nice?: number;
   timeoutMs?: number;
 }): Promise<ServerProcess> {
+  // fork() runs `execPath execArgv script`: through `nice`, the same node with the same flags.
+  const [execPath, execArgv] = niced(opts.nice ?? 0, process.execPath, process.execArgv);
   const child = fork(path.join(REPO_ROOT, 'bin', 'foghorn.js'), ['worker', '--supervised'], {
     env: opts.env,
+    execPath,
+    execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const timeoutMs = opts.timeoutMs ?? 180_000; // bundling the workflows takes a while on a busy host

@@ -1,5 +1,5 @@
 import { execFileSync } from 'child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
 import { firingAlert } from '../../bench/fixtures';
@@ -9,20 +9,31 @@ import { alive, until } from '../harness/processes';
 /**
  * `foghorn dev` runs its worker in a process of its own (issue 14), supervised like the embedded
  * servers: a kill -9 of the worker costs a restart, never an incident, and no secret is on its
- * command line or in its environment.
+ * command line or in its environment. The worker and Temporal run at FOGHORN_BACKGROUND_NICE,
+ * every thread of them, and so does a restarted worker; the API does not.
  */
 const WEBHOOK_SECRET = 'whsec-dev-worker-test-0123456789abcdef';
+const NICE = 7;
 
+const args = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return '';
+  }
+};
+
+/** The process below `foghorn dev` whose command line matches, if one runs. */
+const below = (dev: DevProcess, pattern: RegExp) => descendants(dev.child.pid!).find((pid) => pattern.test(args(pid)));
 /** The worker process below `foghorn dev`, if one runs. */
-function workerPid(dev: DevProcess): number | undefined {
-  const args = (pid: number) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-    } catch {
-      return '';
-    }
-  };
-  return descendants(dev.child.pid!).find((pid) => /foghorn\.js worker --supervised/.test(args(pid)));
+const workerPid = (dev: DevProcess) => below(dev, /foghorn\.js worker --supervised/);
+
+/** The niceness of every thread of a process (field 19 of /proc/<pid>/task/<tid>/stat). */
+function threadNiceness(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
 }
 
 describe('foghorn dev: the worker in its own process (e2e)', () => {
@@ -30,7 +41,11 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('runs the worker apart, recovers from its kill -9 without losing an incident, and stops it', async () => {
-    const env = { ...(await devEnv(dataDir)), FOGHORN_WEBHOOK_SECRET: WEBHOOK_SECRET };
+    const env = {
+      ...(await devEnv(dataDir)),
+      FOGHORN_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      FOGHORN_BACKGROUND_NICE: String(NICE),
+    };
     const dev = await startDev(env);
     let kids: number[] = [];
     try {
@@ -38,6 +53,10 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       const first = workerPid(dev);
       expect(first).toBeDefined();
       expect(first).not.toBe(dev.child.pid);
+      const temporal = below(dev, /temporal server start-dev/);
+      expect(temporal).toBeDefined();
+      for (const pid of [first!, temporal!]) expect(new Set(threadNiceness(pid))).toEqual(new Set([NICE]));
+      expect(new Set(threadNiceness(dev.child.pid!))).toEqual(new Set([0]));
       for (const file of ['cmdline', 'environ']) {
         const text = readFileSync(`/proc/${first!}/${file}`, 'utf8');
         expect(text).not.toContain(WEBHOOK_SECRET);
@@ -90,6 +109,7 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
         ['a', 'b', 'c'].flatMap((d) => [`Deployment/before-${d}`, `Deployment/during-${d}`]).sort(),
       );
       expect(dev.output()).toMatch(/worker exited unexpectedly; restarting it/);
+      expect(new Set(threadNiceness(workerPid(dev)!))).toEqual(new Set([NICE]));
     } finally {
       kids = descendants(dev.child.pid!);
       await stopDev(dev);
