@@ -10,6 +10,7 @@
  * Usage: npx ts-node --transpile-only bench/gateway-e2e.ts [sequentialPerCommand=30] [chats=20] [perChat=4] [--trace]
  */
 import { Client, Connection } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { mkdtempSync, rmSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
@@ -105,7 +106,7 @@ async function main() {
   async function trace(chatId: string, samples: Sample[]) {
     const EventType = temporal.api.enums.v1.EventType;
     type Event = temporal.api.history.v1.IHistoryEvent;
-    const at = (e: Event) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
+    const at = (e: Event) => tsToMs(e.eventTime);
     const name = (e: Event) => EventType[e.eventType!].replace(/^EVENT_TYPE_/, '').toLowerCase();
     const connection = await Connection.connect({ address: `127.0.0.1:${env.FOGHORN_TEMPORAL_PORT}` });
     try {

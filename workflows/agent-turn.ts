@@ -10,12 +10,10 @@ import { extractSendDirectives, NOTICE_AFTER_MS, type ChatTurn, type MediaRef, t
 import { HELP_TEXT, parseChatCommand } from '../domain/chatops';
 import type { AgentTurnInput } from './chat-messages';
 import { Outbox } from './outbox';
+import { STORE_CALL_OPTIONS } from './store-options';
 
 /** The turn's own records: quick and idempotent, retried without a cap (MongoDB may be down for a while). */
-const store = proxyActivities<ChatActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
+const store = proxyActivities<ChatActivities>(STORE_CALL_OPTIONS);
 /*
  * A person is waiting on this turn, and the chat's later messages wait behind it: the calls to
  * other people's services (media URLs, the STT and LLM endpoints) get a few tries and then the

@@ -25,12 +25,10 @@ import type { Endpoint } from '../activities/notifications';
 import { approvalStatusQuery, decideApprovalUpdate } from './approval-messages';
 import { notes, notificationQueue } from './notify';
 import { APPROVAL_STATUS, INCIDENT, NAMESPACE } from './search-attributes';
+import { STORE_CALL_OPTIONS } from './store-options';
 
 /** Store writes: quick and idempotent, retried without a cap (a MongoDB outage delays, never fails). */
-const acts = proxyActivities<ApprovalActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
+const acts = proxyActivities<ApprovalActivities>(STORE_CALL_OPTIONS);
 /** The chat notice: worth an hour of retries, never worth holding the decision up. */
 const notify = proxyActivities<CallbackActivities>({
   startToCloseTimeout: '30s',

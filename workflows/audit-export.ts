@@ -1,6 +1,7 @@
 import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { AuditExportActivities } from '../activities/audit-export';
 import { failureText } from './failure-text';
+import { STORE_CALL_OPTIONS } from './store-options';
 
 /**
  * Writing heartbeats every few seconds, so a killed worker is noticed within the heartbeat
@@ -15,8 +16,8 @@ const { writeAuditExport } = proxyActivities<AuditExportActivities>({
 
 /** Bookkeeping on the job document: retried until the store answers. */
 const { failAuditExport, expireAuditExport } = proxyActivities<AuditExportActivities>({
+  ...STORE_CALL_OPTIONS,
   startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
 export interface AuditExportInput {

@@ -20,11 +20,9 @@ import {
   type ChatWorkflowInput,
   type QueuedMessage,
 } from './chat-messages';
+import { STORE_CALL_OPTIONS } from './store-options';
 
-const acts = proxyActivities<ChatActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
+const acts = proxyActivities<ChatActivities>(STORE_CALL_OPTIONS);
 
 /** A chat that stays quiet this long completes; its next message starts a fresh run. */
 const IDLE_TIMEOUT = '1h';

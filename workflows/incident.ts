@@ -55,16 +55,14 @@ import {
   RESOURCE,
   SEVERITY,
 } from './search-attributes';
+import { STORE_CALL_OPTIONS } from './store-options';
 
 /**
  * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
  * MongoDB of any length delays the incident instead of failing it (the activities throw only
  * what a retry can fix).
  */
-const acts = proxyActivities<IncidentActivities & RemediationActivities & NotificationActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' }, // unlimited attempts
-});
+const acts = proxyActivities<IncidentActivities & RemediationActivities & NotificationActivities>(STORE_CALL_OPTIONS);
 /**
  * Analysis may call an LLM: longer timeout, heartbeats (a dead worker is noticed in 10 s), and
  * it falls back to the rules analyzer itself, so what fails an attempt is the store being

@@ -1,12 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { DeliveryInput, Endpoint, NotificationActivities } from '../activities/notifications';
 import { failureText } from './failure-text';
+import { STORE_CALL_OPTIONS } from './store-options';
 
 /** Store reads and timeline notes: quick, idempotent, retried without a cap (a MongoDB outage delays, never fails). */
-export const notes = proxyActivities<NotificationActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
+export const notes = proxyActivities<NotificationActivities>(STORE_CALL_OPTIONS);
 
 /**
  * One notification to one endpoint: retried for an hour with the activity's own backoff (and the

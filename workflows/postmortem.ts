@@ -1,13 +1,14 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { PostmortemActivities } from '../activities/postmortem';
+import { STORE_CALL_OPTIONS } from './store-options';
 
 /**
  * Generation reads and writes a handful of documents: retry it patiently until the store answers.
  * Also the incident workflow's own call since the patch `postmortem-in-run`.
  */
 export const { generatePostmortem } = proxyActivities<PostmortemActivities>({
+  ...STORE_CALL_OPTIONS,
   startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
 /**

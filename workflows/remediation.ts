@@ -46,16 +46,14 @@ import { approvalWorkflow } from './approval';
 import { failureText } from './failure-text';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import { INCIDENT, NAMESPACE, REMEDIATION_STATE, RESOURCE } from './search-attributes';
+import { PATIENT_RETRY, STORE_CALL_OPTIONS } from './store-options';
 
 type KubeActionActivities = ReturnType<typeof createKubeActionActivities>;
 type KubeReadActivities = ReturnType<typeof createKubeReadActivities>;
 type KubePreviewActivities = ReturnType<typeof createKubePreviewActivities>;
 
 /** Plan bookkeeping in MongoDB: quick, idempotent, retried without a cap (an outage delays, never fails). */
-const acts = proxyActivities<RemediationActivities & ApprovalActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-});
+const acts = proxyActivities<RemediationActivities & ApprovalActivities>(STORE_CALL_OPTIONS);
 /** Resolving a Kubernetes step reads the cluster: bounded like the reads, then the step fails. */
 const resolve = proxyActivities<RemediationActivities>(KUBE_READ_ACTIVITY_OPTIONS);
 /** Kubernetes writes: retried for 10 min, safe because each key is applied once (activities/kube-actions.ts). */
@@ -80,14 +78,14 @@ const verify = proxyActivities<RemediationVerifyActivities>({
 const notify = proxyActivities<CallbackActivities>({
   startToCloseTimeout: '30s',
   scheduleToCloseTimeout: '10m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: PATIENT_RETRY,
 });
 
 /** Notify steps through the incident policy's channels: each endpoint's delivery is keyed, so a retry sends nothing twice. */
 const notifySteps = proxyActivities<NotificationActivities>({
   startToCloseTimeout: '2m',
   scheduleToCloseTimeout: '10m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  retry: PATIENT_RETRY,
 });
 
 export interface RemediationWorkflowInput {

@@ -7,6 +7,7 @@
  * Usage: npx ts-node --transpile-only bench/temporal-hops/run.ts [workflows=40]
  */
 import { Client, Connection } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { QUEUE_POLLS_PER_SECOND, startEmbeddedTemporal } from '../../cli/embedded/temporal';
 import { freePort } from '../../test/harness/ports';
@@ -15,9 +16,6 @@ import { summary } from '../stats';
 const WORKFLOWS = Number(process.argv[2] ?? 40);
 /** The first workflows ride the rate limiter's burst allowance; they are not measured. */
 const UNMEASURED = 10;
-
-const millis = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-  Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
 async function measure(queuePollsPerSecond: number) {
   const temporal = await startEmbeddedTemporal({ port: await freePort(), queuePollsPerSecond });
@@ -45,7 +43,7 @@ async function measure(queuePollsPerSecond: number) {
           .slice(0, i)
           .reverse()
           .find((s) => s.workflowTaskScheduledEventAttributes);
-        gaps.push(Math.round(millis(e.eventTime) - millis(scheduled?.eventTime)));
+        gaps.push(tsToMs(e.eventTime) - tsToMs(scheduled?.eventTime));
       });
       return { latencies, gaps };
     });
