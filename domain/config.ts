@@ -128,13 +128,14 @@ export const configSchema = z.object({
   FOGHORN_RECONCILE_INTERVAL: goDuration.default('1m'),
   FOGHORN_RECONCILE_GRACE: goDuration.default('30s'),
   // Memory bounds (docs/benchmarks.md, "Memory under a storm"): workflows a worker keeps cached
-  // (each a V8 context; an evicted one is replayed from its history when it next runs), and the
-  // embedded MongoDB-wire server's Java heap when it persists to disk (`foghorn dev`).
-  FOGHORN_WORKFLOW_CACHE: z.coerce.number().int().min(0).default(250),
+  // (an evicted one is replayed from its history when it next runs: the cache must hold a storm's
+  // open incidents and their ladders, two workflows each, or replays cascade), and the embedded
+  // MongoDB-wire server's Java heap when it persists to disk (`foghorn dev`), reserved up front.
+  FOGHORN_WORKFLOW_CACHE: z.coerce.number().int().min(0).default(1000),
   FOGHORN_MONGO_HEAP: z
     .string()
     .regex(/^\d+[mg]$/, 'must be a Java heap size such as 512m or 1g')
-    .default('1g'),
+    .default('512m'),
   // `foghorn dev`'s scheduling: the worker and the embedded Temporal run at this niceness, so the
   // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass").
   FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(5),

@@ -15,12 +15,16 @@ export async function startEmbeddedMongo(opts: {
   port?: number;
   h2File?: string;
   database?: string;
-  /** Java's -Xmx when persisting to disk; in memory (tests) the data is the heap, so no cap. */
+  /** Java's heap when persisting to disk (default 512m); in memory (tests) the data is the heap, so no cap. */
   maxHeap?: string;
 }): Promise<EmbeddedMongo> {
   const classes = path.join(TOOLS_DIR, 'mongo/classes');
   if (!existsSync(classes)) throw new Error('the MongoDB-wire server is not installed: run `npm run bootstrap`');
-  const heap = opts.h2File ? [`-Xmx${opts.maxHeap ?? '1g'}`] : [];
+  // Persisting, the heap is reserved and touched as the JVM starts (-Xms = -Xmx): the server's RSS
+  // is its configuration from the first minute, not a collector growing it towards the cap under
+  // load (docs/benchmarks.md, "Seventh pass").
+  const size = opts.maxHeap ?? '512m';
+  const heap = opts.h2File ? [`-Xms${size}`, `-Xmx${size}`, '-XX:+AlwaysPreTouch'] : [];
   const args = [
     '-Xss1m',
     ...heap,

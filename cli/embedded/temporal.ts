@@ -11,6 +11,8 @@ export interface EmbeddedTemporal extends ServerProcess {
 
 /** How often the history service may read each of its task queues (the server's default is 20). */
 export const QUEUE_POLLS_PER_SECOND = 200;
+/** History events after which a run is told to continue as new (the server's default is 4,096). */
+export const CONTINUE_AS_NEW_EVENTS = 1024;
 
 const typeNames: Record<string, string> = {
   KEYWORD: 'Keyword',
@@ -54,6 +56,11 @@ export async function startEmbeddedTemporal(opts: {
       '--dynamic-config-value',
       `history.${key}ProcessorMaxPollRPS=${opts.queuePollsPerSecond ?? QUEUE_POLLS_PER_SECOND}`,
     );
+  // An incident taking a storm's duplicates adds ~100 events a minute. Every workflow a worker
+  // does not hold in its cache (evicted, or the worker restarted) replays its whole history, and
+  // the server keeps per-run state that grows with it: a quarter of the default bounds both
+  // (docs/benchmarks.md, "Seventh pass").
+  args.push('--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${CONTINUE_AS_NEW_EVENTS}`);
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.

@@ -5,15 +5,18 @@ import path from 'path';
 import { firingAlert } from '../../bench/fixtures';
 import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
 import { alive, until } from '../harness/processes';
+import { CONTINUE_AS_NEW_EVENTS } from '../../cli/embedded/temporal';
 
 /**
  * `foghorn dev` runs its worker in a process of its own (issue 14), supervised like the embedded
  * servers: a kill -9 of the worker costs a restart, never an incident, and no secret is on its
  * command line or in its environment. The worker and Temporal run at FOGHORN_BACKGROUND_NICE,
- * every thread of them, and so does a restarted worker; the API does not.
+ * every thread of them, and so does a restarted worker; the API does not. The embedded store
+ * reserves the heap it is configured with as it starts, and Temporal bounds every run's history.
  */
 const WEBHOOK_SECRET = 'whsec-dev-worker-test-0123456789abcdef';
 const NICE = 7;
+const MONGO_HEAP = '384m';
 
 const args = (pid: number) => {
   try {
@@ -45,6 +48,7 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       ...(await devEnv(dataDir)),
       FOGHORN_WEBHOOK_SECRET: WEBHOOK_SECRET,
       FOGHORN_BACKGROUND_NICE: String(NICE),
+      FOGHORN_MONGO_HEAP: MONGO_HEAP,
     };
     const dev = await startDev(env);
     let kids: number[] = [];
@@ -57,6 +61,12 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       expect(temporal).toBeDefined();
       for (const pid of [first!, temporal!]) expect(new Set(threadNiceness(pid))).toEqual(new Set([NICE]));
       expect(new Set(threadNiceness(dev.child.pid!))).toEqual(new Set([0]));
+      // Memory bounded by configuration (docs/benchmarks.md, "Seventh pass").
+      const mongo = below(dev, /MongoLauncher/);
+      expect(args(mongo!).split(' ')).toEqual(
+        expect.arrayContaining([`-Xms${MONGO_HEAP}`, `-Xmx${MONGO_HEAP}`, '-XX:+AlwaysPreTouch']),
+      );
+      expect(args(temporal!)).toContain(`limit.historyCount.suggestContinueAsNew=${CONTINUE_AS_NEW_EVENTS}`);
       for (const file of ['cmdline', 'environ']) {
         const text = readFileSync(`/proc/${first!}/${file}`, 'utf8');
         expect(text).not.toContain(WEBHOOK_SECRET);
