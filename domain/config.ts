@@ -40,6 +40,9 @@ const commaList = z.string().transform((text) =>
     .filter(Boolean),
 );
 
+/** The embedded MongoDB-wire server's Java heap when it persists to disk (FOGHORN_MONGO_HEAP). */
+export const DEFAULT_MONGO_HEAP = '512m';
+
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
   FOGHORN_BASE_PATH: z
@@ -135,7 +138,7 @@ export const configSchema = z.object({
   FOGHORN_MONGO_HEAP: z
     .string()
     .regex(/^\d+[mg]$/, 'must be a Java heap size such as 512m or 1g')
-    .default('512m'),
+    .default(DEFAULT_MONGO_HEAP),
   // `foghorn dev`'s scheduling: the worker and the embedded Temporal run at this niceness, so the
   // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass").
   FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(5),

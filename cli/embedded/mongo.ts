@@ -1,5 +1,6 @@
 import { existsSync } from 'fs';
 import path from 'path';
+import { DEFAULT_MONGO_HEAP } from '../../domain/config';
 import { TOOLS_DIR } from '../paths';
 import { spawnServer, type ServerProcess } from './process';
 
@@ -15,7 +16,7 @@ export async function startEmbeddedMongo(opts: {
   port?: number;
   h2File?: string;
   database?: string;
-  /** Java's heap when persisting to disk (default 512m); in memory (tests) the data is the heap, so no cap. */
+  /** Java's heap when persisting to disk; in memory (tests) the data is the heap, so no cap. */
   maxHeap?: string;
 }): Promise<EmbeddedMongo> {
   const classes = path.join(TOOLS_DIR, 'mongo/classes');
@@ -23,7 +24,7 @@ export async function startEmbeddedMongo(opts: {
   // Persisting, the heap is reserved and touched as the JVM starts (-Xms = -Xmx): the server's RSS
   // is its configuration from the first minute, not a collector growing it towards the cap under
   // load (docs/benchmarks.md, "Seventh pass").
-  const size = opts.maxHeap ?? '512m';
+  const size = opts.maxHeap ?? DEFAULT_MONGO_HEAP;
   const heap = opts.h2File ? [`-Xms${size}`, `-Xmx${size}`, '-XX:+AlwaysPreTouch'] : [];
   const args = [
     '-Xss1m',
