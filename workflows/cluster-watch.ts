@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { KubeWatchActivities } from '../activities/kube-watch';
 import type { WatchCheckpoint } from '../domain/kube-watch-state';
+import { PATIENT_RETRY } from './store-options';
 
 /**
  * The watcher of one registered cluster (id `cluster-watch-<name>`, started by the cluster's
@@ -26,12 +27,7 @@ const { watchCluster } = proxyActivities<KubeWatchActivities>({
   heartbeatTimeout: '30s',
   // Unlimited: the cluster may be unreachable for hours. An unknown cluster stops it; its
   // unreadable credentials are thrown non-retryable by the activity and waited out below.
-  retry: {
-    initialInterval: '1s',
-    backoffCoefficient: 2,
-    maximumInterval: '1m',
-    nonRetryableErrorTypes: ['ClusterNotFound'],
-  },
+  retry: { ...PATIENT_RETRY, nonRetryableErrorTypes: ['ClusterNotFound'] },
 });
 
 export interface ClusterWatchInput {
