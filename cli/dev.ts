@@ -83,6 +83,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
             dbFile: path.join(dataDir, 'temporal.db'),
             namespace: config.TEMPORAL_NAMESPACE,
             nice: config.FOGHORN_BACKGROUND_NICE,
+            memory: config.FOGHORN_TEMPORAL_MEMORY,
           }),
         logger,
       );

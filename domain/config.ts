@@ -42,6 +42,8 @@ const commaList = z.string().transform((text) =>
 
 /** The embedded MongoDB-wire server's Java heap when it persists to disk (FOGHORN_MONGO_HEAP). */
 export const DEFAULT_MONGO_HEAP = '512m';
+/** The embedded Temporal dev server's Go memory when it persists to disk (FOGHORN_TEMPORAL_MEMORY). */
+export const DEFAULT_TEMPORAL_MEMORY = '320MiB';
 
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
@@ -133,12 +135,17 @@ export const configSchema = z.object({
   // Memory bounds (docs/benchmarks.md, "Memory under a storm"): workflows a worker keeps cached
   // (an evicted one is replayed from its history when it next runs: the cache must hold a storm's
   // open incidents and their ladders, two workflows each, or replays cascade), and the embedded
-  // MongoDB-wire server's Java heap when it persists to disk (`foghorn dev`), reserved up front.
+  // MongoDB-wire server's Java heap when it persists to disk (`foghorn dev`), reserved up front,
+  // and the embedded Temporal's Go memory, where its collector works.
   FOGHORN_WORKFLOW_CACHE: z.coerce.number().int().min(0).default(1000),
   FOGHORN_MONGO_HEAP: z
     .string()
     .regex(/^\d+[mg]$/, 'must be a Java heap size such as 512m or 1g')
     .default(DEFAULT_MONGO_HEAP),
+  FOGHORN_TEMPORAL_MEMORY: z
+    .string()
+    .regex(/^\d+(MiB|GiB)$/, 'must be a Go memory limit such as 320MiB or 1GiB')
+    .default(DEFAULT_TEMPORAL_MEMORY),
   // `foghorn dev`'s scheduling: the worker and the embedded Temporal run at this niceness, so the
   // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass").
   FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(5),

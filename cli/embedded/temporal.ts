@@ -1,5 +1,6 @@
 import { existsSync } from 'fs';
 import path from 'path';
+import { DEFAULT_TEMPORAL_MEMORY } from '../../domain/config';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { TOOLS_DIR } from '../paths';
 import { diesWithParent, niced, spawnServer, type ServerProcess } from './process';
@@ -37,6 +38,8 @@ export async function startEmbeddedTemporal(opts: {
   queuePollsPerSecond?: number;
   /** Niceness of the server's process (FOGHORN_BACKGROUND_NICE); 0 leaves it as ours. */
   nice?: number;
+  /** Go's memory limit when persisting to disk (FOGHORN_TEMPORAL_MEMORY); in memory, no limit. */
+  memory?: string;
 }): Promise<EmbeddedTemporal> {
   const binary = path.join(TOOLS_DIR, 'temporal');
   if (!existsSync(binary)) throw new Error('the Temporal CLI is not installed: run `npm run bootstrap`');
@@ -73,6 +76,12 @@ export async function startEmbeddedTemporal(opts: {
     (line) => /^Temporal Server:\s+\S+/.test(line),
     {
       timeoutMs: 90_000,
+      // Persisting, Go collects when its memory reaches the limit instead of whenever the heap
+      // doubles: the server's RSS is the limit (plus SQLite's pages), not twice whatever its runs
+      // hold at the moment (docs/benchmarks.md, "Eighth pass"). In memory the data is the heap.
+      ...(opts.dbFile && {
+        env: { ...process.env, GOGC: 'off', GOMEMLIMIT: opts.memory ?? DEFAULT_TEMPORAL_MEMORY },
+      }),
     },
   );
   return {
