@@ -41,6 +41,7 @@ import {
   signalsQueuedSignal,
   snoozeUpdate,
 } from './incident-messages';
+import { continueAsNewDue } from './continue-as-new';
 import { escalationWorkflow } from './escalation';
 import { ladderAcknowledgedSignal, ladderResolvedSignal, ladderSnoozedSignal } from './escalation-messages';
 import { generatePostmortem, postmortemWorkflow } from './postmortem';
@@ -476,7 +477,10 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   }
 
   // Wait for a person (or the source) to resolve; keep history bounded while we wait.
-  await condition(() => resolved() || workflowInfo().continueAsNewSuggested);
+  const continueDue = patched(SPREAD_CONTINUE_AS_NEW)
+    ? continueAsNewDue()
+    : () => workflowInfo().continueAsNewSuggested;
+  await condition(() => resolved() || continueDue());
   if (!resolved()) {
     pumpDone = true;
     await pump;
@@ -515,6 +519,8 @@ const INBOX_BATCH = 500;
 const RECORD_SIGNALS_AFTER_POSTMORTEM = 'record-signals-after-postmortem';
 /** Runs before this change wrote the postmortem in a child workflow (`<incident>-postmortem`). */
 const POSTMORTEM_IN_RUN = 'postmortem-in-run';
+/** Runs before this change continued as new as soon as the server suggested it; newer ones spread it. */
+const SPREAD_CONTINUE_AS_NEW = 'spread-continue-as-new';
 /** Runs before this change escalated right after the runbook match; newer ones remediate first. */
 const REMEDIATION_ENGINE = 'remediation-engine';
 /** Runs before this change sent one chat notice on escalation; newer ones run the policy's ladder. */

@@ -26,6 +26,11 @@ export interface WorkflowEnvOptions {
   env?: Record<string, string>;
   /** For tests that restart workers: see createWorker below. */
   withoutWorkflowCache?: boolean;
+  /**
+   * The Temporal CLI's dev server (real time) instead of the time-skipping test server, telling
+   * runs to continue as new at this many history events (the test server never suggests it).
+   */
+  continueAsNewAt?: number;
 }
 
 /**
@@ -34,9 +39,17 @@ export interface WorkflowEnvOptions {
  */
 export async function useWorkflowEnv(opts: WorkflowEnvOptions = {}) {
   const mongo = await useMongo();
-  const env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: path.join(TOOLS_DIR, 'temporal-test-server') } },
-  });
+  const env =
+    opts.continueAsNewAt === undefined
+      ? await TestWorkflowEnvironment.createTimeSkipping({
+          server: { executable: { type: 'existing-path', path: path.join(TOOLS_DIR, 'temporal-test-server') } },
+        })
+      : await TestWorkflowEnvironment.createLocal({
+          server: {
+            executable: { type: 'existing-path', path: path.join(TOOLS_DIR, 'temporal') },
+            extraArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${opts.continueAsNewAt}`],
+          },
+        });
   await registerSearchAttributes(env);
   const taskQueue = `test-${process.pid}-${++counter}`;
   const config = parseConfig({ FOGHORN_LOG_LEVEL: 'warn', FOGHORN_TASK_QUEUE: taskQueue, ...opts.env });
