@@ -9,6 +9,13 @@
  * log: per message before the batched hand-over, per chat attempt since, and how many of those
  * were left to the sweeper); and how long `foghorn dev` took to stop with the backlog queued.
  * Usage: npx ts-node --transpile-only bench/gateway-accept.ts [requestsPerLevel=2000] [chats=100]
+ *          [--levels=50,500] [--warm=N] [--rate=R]
+ *   --warm=N  N messages first, on the same stack and not measured: a gateway that has been up a
+ *             while (its store's JVM has compiled its hot paths) rather than one just started.
+ *   --rate=R  open loop: request i is due at R per second from the start, taken by the next free
+ *             sender; its latency runs from when it was due, so a late sender's wait counts too
+ *             (no coordinated omission). Without it each sender posts again as soon as answered
+ *             (closed loop: the stack's ceiling, where latency is queueing).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import http from 'http';
@@ -20,9 +27,13 @@ import { webhookEnv } from './fixtures';
 import { freePort } from '../test/harness/ports';
 import { summary } from './stats';
 
-const REQUESTS = Number(process.argv[2] ?? 2000);
-const CHATS = Number(process.argv[3] ?? 100);
-const LEVELS = [50, 500];
+const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const REQUESTS = Number(positional[0] ?? 2000);
+const CHATS = Number(positional[1] ?? 100);
+const LEVELS = (flag('levels') ?? '50,500').split(',').map(Number);
+const WARM = Number(flag('warm') ?? 0);
+const RATE = flag('rate') === undefined ? undefined : Number(flag('rate'));
 const SECRET = 'bench-shared-secret-0123456789abcdef';
 const REQUEST_TIMEOUT_MS = 60_000;
 const LEVEL_DEADLINE_MS = 120_000;
@@ -141,6 +152,20 @@ async function runLevel(senders: number): Promise<LevelResult> {
     const url = new URL(`http://127.0.0.1:${webhookPort}/inbound`);
     // Open the sockets first (a GET is a 405 and stores nothing): connection set-up is not measured.
     await Promise.all(Array.from({ length: senders }, () => request(agent, url, 'GET')));
+    let warmed = 0;
+    await Promise.all(
+      Array.from({ length: senders }, async () => {
+        while (warmed < WARM) {
+          const i = warmed++;
+          await request(
+            agent,
+            url,
+            'POST',
+            JSON.stringify({ chat_id: `warm-${i % CHATS}`, user_id: 'bench', text: '/help' }),
+          );
+        }
+      }),
+    );
     const loadBefore = loadavg()[0];
 
     const statuses = new Map<number, number>();
@@ -159,9 +184,12 @@ async function runLevel(senders: number): Promise<LevelResult> {
           const i = next++;
           const chatId = `bench-${i % CHATS}`;
           const body = JSON.stringify({ chat_id: chatId, user_id: 'bench', text: '/help' });
+          const dueAt = RATE === undefined ? performance.now() : started + (i * 1000) / RATE;
+          const early = dueAt - performance.now();
+          if (early > 0) await new Promise((r) => setTimeout(r, early));
           const sentAt = performance.now();
           const answer = await request(agent, url, 'POST', body);
-          latencies.push(answer.ms);
+          latencies.push(sentAt + answer.ms - Math.min(dueAt, sentAt));
           statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
           if (answer.status === 202) {
             const messageId = (JSON.parse(answer.body) as { message_id: string }).message_id;
@@ -238,7 +266,9 @@ async function runLevel(senders: number): Promise<LevelResult> {
 
 async function main() {
   console.log(
-    `${REQUESTS} POST /inbound per level, text "/help" over ${CHATS} chats, a fresh \`foghorn dev\` per level; ` +
+    `${REQUESTS} POST /inbound per level, text "/help" over ${CHATS} chats, a fresh \`foghorn dev\` per level` +
+      `${WARM ? ` warmed by ${WARM} unmeasured messages` : ''}, ` +
+      `${RATE === undefined ? 'closed loop' : `open loop at ${RATE} msg/s (latency from when each was due)`}; ` +
       `finals waited for up to ${DRAIN_DEADLINE_MS / 1000} s`,
   );
   for (const senders of LEVELS) {
