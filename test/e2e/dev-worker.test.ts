@@ -35,9 +35,14 @@ const workerPid = (dev: DevProcess) => below(dev, /foghorn\.js worker --supervis
 
 /** The niceness of every thread of a process (field 19 of /proc/<pid>/task/<tid>/stat). */
 function threadNiceness(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      return []; // the thread ended since the directory was read
+    }
+    return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
   });
 }
 

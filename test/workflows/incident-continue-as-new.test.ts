@@ -70,11 +70,5 @@ describe('incident workflow: continue-as-new, spread', () => {
         (r) => r.body.status.state === 'Escalated' && r.body.status.correlatedSignals === sent - 1,
         60_000,
       );
-    const lengths = await Promise.all(
-      names.map(
-        async (name, i) => (await s.client.workflow.getHandle(name, firstRuns[i]).fetchHistory()).events!.length,
-      ),
-    );
-    console.log(`first runs continued as new at ${lengths.join(', ')} events (suggested at ${SUGGEST_AT})`);
   }, 300_000);
 });
