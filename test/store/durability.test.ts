@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync } from 'fs';
-import { MongoClient } from 'mongodb';
+import { copyFileSync, mkdtempSync, rmSync } from 'fs';
+import { Binary, Decimal128, Double, Int32, Long, MongoClient, ObjectId } from 'mongodb';
 import { tmpdir } from 'os';
 import path from 'path';
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../cli/embedded/mongo';
@@ -55,6 +55,95 @@ describe('embedded store durability (H2 backend, kill -9)', () => {
       // a kept one cannot.
       await back.insertOne({ key: 'w0-9', n: 9 });
       await expect(back.insertOne({ key: 'w0-0', n: 0 })).rejects.toThrow(/duplicate key/i);
+    } finally {
+      await second.client.close();
+    }
+  }, 120_000);
+});
+
+/**
+ * A store file written before documents and unique-index keys were kept as BSON (the fixture was
+ * written by the launcher as it was then): its documents read back exactly, its unique indexes
+ * are rebuilt in value order and still refuse duplicates, and what is written now survives kill -9.
+ */
+describe('embedded store file from before BSON documents', () => {
+  let dir: string;
+  let server: EmbeddedMongo | undefined;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'foghorn-h2-legacy-'));
+    copyFileSync(path.join(__dirname, '../fixtures/store-before-bson.h2'), path.join(dir, 'store.h2'));
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const open = async (port = 0) => {
+    server = await startEmbeddedMongo({ port, h2File: path.join(dir, 'store.h2'), database: 'legacy' });
+    const client = await MongoClient.connect(server.uri, { serverSelectionTimeoutMS: 10_000 });
+    return { client, things: client.db('legacy').collection('things'), port: Number(new URL(server.uri).port) };
+  };
+  /** As the fixture wrote it: every BSON type Foghorn stores, and some it does not. */
+  const written = (i: number) => ({
+    _id: `t${i}`,
+    key: `k${i}`,
+    group: `g${i % 4}`,
+    rank: new Int32(i),
+    n: new Int32(i),
+    big: Long.fromString('9007199254740993'),
+    f: new Double(i + 0.5),
+    when: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
+    oid: new ObjectId(`65a1b2c3d4e5f60718293a${String(i).padStart(2, '0')}`),
+    tags: ['a', new Int32(i), { deep: true }],
+    nested: { x: null, y: false },
+    bin: new Binary(Buffer.from([1, 2, 3, i])),
+    dec: Decimal128.fromString('1.10'),
+  });
+  const raw = { promoteValues: false, promoteLongs: false } as const;
+
+  it('reads the old documents, rebuilds the unique indexes and keeps new writes across kill -9', async () => {
+    const first = await open();
+    const expectAllThere = async (things: typeof first.things) => {
+      const back = await things
+        .find({ _id: { $nin: ['t0', 't39'] } as never }, raw)
+        .sort({ rank: 1 })
+        .toArray();
+      expect(back.map((d) => d._id)).toEqual(Array.from({ length: 38 }, (_, i) => `t${i + 1}`));
+      for (const doc of back) expect(doc).toEqual(written(Number(doc.rank.valueOf())));
+      // The rebuilt indexes answer lookups and still refuse duplicates, single and compound.
+      expect(await things.findOne({ key: 'k17' })).toMatchObject({ _id: 't17' });
+      expect(await things.findOne({ group: 'g2', rank: 6 })).toMatchObject({ _id: 't6' });
+      await expect(things.insertOne({ ...written(3), _id: 'dup-key' as never })).rejects.toThrow(/duplicate key/i);
+      await expect(things.insertOne({ _id: 'dup-pair' as never, key: 'new', group: 'g1', rank: 5 })).rejects.toThrow(
+        /duplicate key/i,
+      );
+      await expect(things.insertOne({ _id: 't2' as never })).rejects.toThrow(/duplicate key/i);
+    };
+    try {
+      await expectAllThere(first.things);
+      // The key the fixture deleted is free; old documents are rewritten in the new form.
+      await first.things.insertOne({ ...written(39) } as never);
+      await first.things.updateOne({ _id: 't0' as never }, { $set: { touched: true } });
+    } finally {
+      server!.child.kill('SIGKILL');
+      await new Promise((r) => server!.child.once('exit', r));
+      await first.client.close(true).catch(() => undefined);
+    }
+
+    const second = await open(first.port);
+    try {
+      await expectAllThere(second.things);
+      expect(await second.things.findOne({ _id: 't0' as never }, raw)).toEqual({ ...written(0), touched: true });
+      expect(await second.things.findOne({ key: 'k39' }, raw)).toEqual(written(39));
+      expect(
+        await second.client
+          .db('legacy')
+          .collection('counters')
+          .findOne({ _id: 'seq' as never }),
+      ).toEqual({
+        _id: 'seq',
+        value: 7,
+      });
     } finally {
       await second.client.close();
     }

@@ -34,6 +34,7 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
+import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.type.DataType;
 
@@ -387,8 +388,13 @@ public final class MongoLauncher {
     private static final Set<String> WRITES = Set.of(
         "insert", "update", "delete", "findandmodify", "create", "createindexes", "drop",
         "dropindexes", "dropdatabase", "renamecollection", "collmod");
-    /** How often old chunks are compacted (the background thread did this before). */
-    private static final long MAINTENANCE_EVERY_MS = 30_000;
+    /**
+     * Old chunks are compacted a bite at a time (the background thread did this before): 256 KiB
+     * every 500 ms, the 0.5 MiB/s that 16 MiB every 30 s was, without its stall of every write for
+     * up to a second under load (docs/benchmarks.md, "Ninth pass").
+     */
+    private static final long MAINTENANCE_EVERY_MS = 500;
+    private static final int COMPACTION_BITE = 256 * 1024;
 
     private final MVStore store;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
@@ -420,14 +426,31 @@ public final class MongoLauncher {
             List<IndexKey> keys, boolean sparse) {
           if (sparse) return super.openOrCreateSecondaryIndex(collectionName, indexName, keys, true);
           // Positions are the data map's keys, in its key order: the collection's natural order.
-          DataType<Object> natural = mvStore.openMap(dataMapName(getDatabaseName(), collectionName)).getKeyType();
+          DataType<Object> natural = dataMap(mvStore, getDatabaseName(), collectionName).getKeyType();
           return new OrderedIndex<>(indexName, keys, natural);
+        }
+
+        @Override
+        protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys,
+            boolean sparse) {
+          return new ValueKeyedIndex(mvStore, uniqueIndexMapName(collectionName, indexName), indexName, keys, sparse);
+        }
+
+        @Override
+        protected void dropIndex(MongoCollection<Object> collection, String indexName) {
+          super.dropIndex(collection, indexName); // removes the library's map, if one is left
+          mvStore.removeMap(uniqueIndexMapName(collection.getCollectionName(), indexName) + ValueKeyedIndex.SUFFIX);
+        }
+
+        /** The library's name for a unique index's map (H2Database.mapNameForIndex). */
+        private String uniqueIndexMapName(String collectionName, String indexName) {
+          return getFullCollectionNamespace(collectionName) + "._index_" + indexName;
         }
 
         @Override
         protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
           // The library's map names (H2Database.openOrCreateCollection), so existing files open as before.
-          return new H2Collection(this, collectionName, options, mvStore.openMap(dataMapName(getDatabaseName(), collectionName)),
+          return new H2Collection(this, collectionName, options, dataMap(mvStore, getDatabaseName(), collectionName),
               mvStore.openMap("meta." + getDatabaseName() + "." + collectionName), cursorRegistry) {
             @Override
             public synchronized void addIndex(Index<Object> index) {
@@ -464,9 +487,13 @@ public final class MongoLauncher {
       };
     }
 
-    /** The library's name for a collection's data map (H2Database.openOrCreateCollection). */
-    private static String dataMapName(String database, String collection) {
-      return "databases." + database + "." + collection;
+    /**
+     * A collection's documents, under the library's name (H2Database.openOrCreateCollection), so
+     * existing files open as before; written as BSON ({@link BsonDataType}), read in either form.
+     */
+    private static MVMap<Object, Document> dataMap(MVStore mvStore, String database, String collection) {
+      return mvStore.openMap("databases." + database + "." + collection,
+          new MVMap.Builder<Object, Document>().valueType(BsonDataType.INSTANCE));
     }
 
     @Override
@@ -508,10 +535,12 @@ public final class MongoLauncher {
       for (;;) {
         try {
           Thread.sleep(MAINTENANCE_EVERY_MS);
+          // Rewriting pages changes no document, and MVStore lets it run beside writers; only
+          // the commit that persists it needs them out (a consistent snapshot, as every commit).
+          if (!store.compact(80, COMPACTION_BITE)) continue;
           synchronized (commitMonitor) {
             lock.writeLock().lock();
             try {
-              store.compact(80, 16 * 1024 * 1024);
               store.commit();
             } finally {
               lock.writeLock().unlock();

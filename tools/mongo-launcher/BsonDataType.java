@@ -1,0 +1,126 @@
+import de.bwaldvogel.mongo.backend.KeyValue;
+import de.bwaldvogel.mongo.backend.ValueComparator;
+import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
+import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import org.h2.mvstore.DataUtils;
+import org.h2.mvstore.WriteBuffer;
+import org.h2.mvstore.type.BasicDataType;
+import org.h2.mvstore.type.ObjectDataType;
+
+/**
+ * How the store keeps documents and unique-index keys in H2. The library leaves both to H2's
+ * ObjectDataType, which writes an object it does not know with Java serialization, and compares
+ * two such keys by serializing both: under load that was 40% of the store's CPU and most of the
+ * 650 MB it allocated a second (docs/benchmarks.md, "Ninth pass"). Here documents and keys are
+ * written as BSON and keys are compared by value, in memory.
+ *
+ * Values the library wrote before are still read: each value's first byte is a tag, and ours lie
+ * above every tag ObjectDataType writes. Anything BSON cannot hold (none of ours so far) is
+ * written the library's way. Keys compare in another order than before, so a unique index is
+ * kept in a new map (see {@link MongoLauncher}), filled from its documents when first opened.
+ */
+final class BsonDataType extends BasicDataType<Object> {
+  static final BsonDataType INSTANCE = new BsonDataType();
+
+  /** ObjectDataType's tags end at 119 (its short byte arrays). */
+  private static final byte TAG_DOCUMENT = (byte) 0xE0;
+  private static final byte TAG_KEY = (byte) 0xE1;
+  /** Arrays compare element by element: a key is a value, not a sort order over its elements. */
+  private static final Comparator<Object> VALUES = ValueComparator.ascWithoutListHandling();
+
+  private final ObjectDataType legacy = new ObjectDataType();
+  /** What a document takes in memory, estimated from what was written (H2 sizes pages by it). */
+  private volatile int documentMemory = 1024;
+
+  private BsonDataType() {}
+
+  @Override
+  public Object[] createStorage(int size) {
+    return new Object[size];
+  }
+
+  @Override
+  public int compare(Object a, Object b) {
+    if (a instanceof KeyValue x && b instanceof KeyValue y) return compareKeys(x, y);
+    return legacy.compare(a, b);
+  }
+
+  /** By value, field by field; values equal by value but not equal (1 and 1.0) still differ. */
+  private int compareKeys(KeyValue a, KeyValue b) {
+    int n = Math.min(a.size(), b.size());
+    for (int i = 0; i < n; i++) {
+      Object x = a.get(i);
+      Object y = b.get(i);
+      int c = VALUES.compare(x, y);
+      if (c == 0 && !Objects.equals(x, y)) c = legacy.compare(x, y);
+      if (c != 0) return c;
+    }
+    return Integer.compare(a.size(), b.size());
+  }
+
+  @Override
+  public int getMemory(Object obj) {
+    if (obj instanceof Document) return documentMemory;
+    if (obj instanceof KeyValue key) {
+      int memory = 48;
+      for (Object value : key) memory += value instanceof String s ? 48 + 2 * s.length() : 32;
+      return memory;
+    }
+    return legacy.getMemory(obj);
+  }
+
+  @Override
+  public void write(WriteBuffer buff, Object obj) {
+    byte[] bson = obj instanceof Document d ? encode(d) : obj instanceof KeyValue k ? encode(asDocument(k)) : null;
+    if (bson == null) {
+      legacy.write(buff, obj);
+      return;
+    }
+    if (obj instanceof Document) documentMemory = (documentMemory * 15 + 2 * bson.length + 64) / 16;
+    buff.put(obj instanceof Document ? TAG_DOCUMENT : TAG_KEY).putVarInt(bson.length).put(bson);
+  }
+
+  @Override
+  public Object read(ByteBuffer buff) {
+    byte tag = buff.get(buff.position());
+    if (tag != TAG_DOCUMENT && tag != TAG_KEY) return legacy.read(buff);
+    buff.get();
+    int length = DataUtils.readVarInt(buff);
+    ByteBuf bson = Unpooled.wrappedBuffer(buff.slice(buff.position(), length));
+    buff.position(buff.position() + length);
+    Document document = BsonDecoder.decodeBson(bson);
+    return tag == TAG_DOCUMENT ? document : new KeyValue(new ArrayList<>(document.values()));
+  }
+
+  /** A key as a document of its values under "0", "1", …: BSON keeps their types. */
+  private static Document asDocument(KeyValue key) {
+    Document document = new Document();
+    List<Object> values = new ArrayList<>();
+    key.forEach(values::add);
+    for (int i = 0; i < values.size(); i++) document.put(Integer.toString(i), values.get(i));
+    return document;
+  }
+
+  /** The BSON of a document, or null when BSON cannot hold one of its values. */
+  private static byte[] encode(Document document) {
+    ByteBuf buffer = Unpooled.buffer(256);
+    try {
+      BsonEncoder.encodeDocument(document, buffer);
+      byte[] bytes = new byte[buffer.readableBytes()];
+      buffer.readBytes(bytes);
+      return bytes;
+    } catch (RuntimeException e) {
+      return null;
+    } finally {
+      buffer.release();
+    }
+  }
+}
