@@ -62,9 +62,11 @@ describe('embedded store durability (H2 backend, kill -9)', () => {
 });
 
 /**
- * A store file written before documents and unique-index keys were kept as BSON (the fixture was
- * written by the launcher as it was then): its documents read back exactly, its unique indexes
- * are rebuilt in value order and still refuse duplicates, and what is written now survives kill -9.
+ * A store file written before documents, ids and unique-index keys were kept as BSON
+ * (test/fixtures/store-before-bson.h2, written by the launcher of e4997da: `things` as `written`
+ * describes, `t39` deleted, unique on `key` and on `group`+`rank`; `counters`; `events` with
+ * ObjectId ids, unique on `seq`). Its documents read back exactly, its unique indexes are rebuilt
+ * in value order and still refuse duplicates, and what is written now survives kill -9.
  */
 describe('embedded store file from before BSON documents', () => {
   let dir: string;
@@ -103,6 +105,7 @@ describe('embedded store file from before BSON documents', () => {
 
   it('reads the old documents, rebuilds the unique indexes and keeps new writes across kill -9', async () => {
     const first = await open();
+    let addedEvent: ObjectId | undefined;
     const expectAllThere = async (things: typeof first.things) => {
       const back = await things
         .find({ _id: { $nin: ['t0', 't39'] } as never }, raw)
@@ -118,12 +121,28 @@ describe('embedded store file from before BSON documents', () => {
         /duplicate key/i,
       );
       await expect(things.insertOne({ _id: 't2' as never })).rejects.toThrow(/duplicate key/i);
+      // Documents whose ids are ObjectIds (what Foghorn's records have): found by id and by index.
+      const events = things.db.collection('events');
+      const eventId = (i: number) => new ObjectId(`65a1b2c3d4e5f60718293b${String(i).padStart(2, '0')}`);
+      expect(
+        (
+          await events
+            .find({ seq: { $lt: 30 } })
+            .sort({ seq: 1 })
+            .toArray()
+        ).map((e) => [e._id.toHexString(), e.seq]),
+      ).toEqual(Array.from({ length: 30 }, (_, i) => [eventId(i).toHexString(), i]));
+      expect(await events.findOne({ _id: eventId(12) })).toEqual({ _id: eventId(12), seq: 12 });
+      expect(await events.findOne({ seq: 21 })).toEqual({ _id: eventId(21), seq: 21 });
+      await expect(events.insertOne({ _id: eventId(3), seq: 99 })).rejects.toThrow(/duplicate key/i);
+      await expect(events.insertOne({ seq: 4 })).rejects.toThrow(/duplicate key/i);
     };
     try {
       await expectAllThere(first.things);
       // The key the fixture deleted is free; old documents are rewritten in the new form.
       await first.things.insertOne({ ...written(39) } as never);
       await first.things.updateOne({ _id: 't0' as never }, { $set: { touched: true } });
+      addedEvent = (await first.things.db.collection('events').insertOne({ seq: 30 })).insertedId;
     } finally {
       server!.child.kill('SIGKILL');
       await new Promise((r) => server!.child.once('exit', r));
@@ -135,6 +154,8 @@ describe('embedded store file from before BSON documents', () => {
       await expectAllThere(second.things);
       expect(await second.things.findOne({ _id: 't0' as never }, raw)).toEqual({ ...written(0), touched: true });
       expect(await second.things.findOne({ key: 'k39' }, raw)).toEqual(written(39));
+      const added = await second.things.db.collection('events').findOne({ seq: 30 });
+      expect(added?._id).toEqual(addedEvent);
       expect(
         await second.client
           .db('legacy')

@@ -1,6 +1,7 @@
 import de.bwaldvogel.mongo.backend.KeyValue;
 import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.bson.ObjectId;
 import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 import io.netty.buffer.ByteBuf;
@@ -16,11 +17,12 @@ import org.h2.mvstore.type.BasicDataType;
 import org.h2.mvstore.type.ObjectDataType;
 
 /**
- * How the store keeps documents and unique-index keys in H2. The library leaves both to H2's
+ * How the store keeps documents, their ids and unique-index keys in H2. The library leaves them to H2's
  * ObjectDataType, which writes an object it does not know with Java serialization, and compares
  * two such keys by serializing both: under load that was 40% of the store's CPU and most of the
  * 650 MB it allocated a second (docs/benchmarks.md, "Ninth pass"). Here documents and keys are
- * written as BSON and keys are compared by value, in memory.
+ * written as BSON and ObjectIds as their 12 bytes; keys are compared by value, in memory, and
+ * anything else (documents' ids among them) as before, so existing maps keep their order.
  *
  * Values the library wrote before are still read: each value's first byte is a tag, and ours lie
  * above every tag ObjectDataType writes. Anything BSON cannot hold (none of ours so far) is
@@ -33,6 +35,9 @@ final class BsonDataType extends BasicDataType<Object> {
   /** ObjectDataType's tags end at 119 (its short byte arrays). */
   private static final byte TAG_DOCUMENT = (byte) 0xE0;
   private static final byte TAG_KEY = (byte) 0xE1;
+  /** Documents' ids are the data maps' keys and the unique indexes' values. */
+  private static final byte TAG_OBJECT_ID = (byte) 0xE2;
+  private static final int OBJECT_ID_BYTES = 12;
   /** Arrays compare element by element: a key is a value, not a sort order over its elements. */
   private static final Comparator<Object> VALUES = ValueComparator.ascWithoutListHandling();
 
@@ -69,6 +74,7 @@ final class BsonDataType extends BasicDataType<Object> {
   @Override
   public int getMemory(Object obj) {
     if (obj instanceof Document) return documentMemory;
+    if (obj instanceof ObjectId) return 40;
     if (obj instanceof KeyValue key) {
       int memory = 48;
       for (Object value : key) memory += value instanceof String s ? 48 + 2 * s.length() : 32;
@@ -79,6 +85,10 @@ final class BsonDataType extends BasicDataType<Object> {
 
   @Override
   public void write(WriteBuffer buff, Object obj) {
+    if (obj instanceof ObjectId id) {
+      buff.put(TAG_OBJECT_ID).put(id.toByteArray());
+      return;
+    }
     byte[] bson = obj instanceof Document d ? encode(d) : obj instanceof KeyValue k ? encode(asDocument(k)) : null;
     if (bson == null) {
       legacy.write(buff, obj);
@@ -91,8 +101,13 @@ final class BsonDataType extends BasicDataType<Object> {
   @Override
   public Object read(ByteBuffer buff) {
     byte tag = buff.get(buff.position());
-    if (tag != TAG_DOCUMENT && tag != TAG_KEY) return legacy.read(buff);
+    if (tag != TAG_DOCUMENT && tag != TAG_KEY && tag != TAG_OBJECT_ID) return legacy.read(buff);
     buff.get();
+    if (tag == TAG_OBJECT_ID) {
+      byte[] id = new byte[OBJECT_ID_BYTES];
+      buff.get(id);
+      return new ObjectId(id);
+    }
     int length = DataUtils.readVarInt(buff);
     ByteBuf bson = Unpooled.wrappedBuffer(buff.slice(buff.position(), length));
     buff.position(buff.position() + length);

@@ -489,11 +489,11 @@ public final class MongoLauncher {
 
     /**
      * A collection's documents, under the library's name (H2Database.openOrCreateCollection), so
-     * existing files open as before; written as BSON ({@link BsonDataType}), read in either form.
+     * existing files open as before; written by {@link BsonDataType}, read in either form.
      */
     private static MVMap<Object, Document> dataMap(MVStore mvStore, String database, String collection) {
       return mvStore.openMap("databases." + database + "." + collection,
-          new MVMap.Builder<Object, Document>().valueType(BsonDataType.INSTANCE));
+          new MVMap.Builder<Object, Document>().keyType(BsonDataType.INSTANCE).valueType(BsonDataType.INSTANCE));
     }
 
     @Override

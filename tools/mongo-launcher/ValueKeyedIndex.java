@@ -23,7 +23,8 @@ final class ValueKeyedIndex extends AbstractUniqueIndex<Object> {
     // The library's map of this index (ordered by Java serialization) goes with the first
     // commit that also holds this one filled: both happen before the store answers anyone.
     if (store.hasMap(libraryMapName)) store.removeMap(libraryMapName);
-    this.map = store.openMap(libraryMapName + SUFFIX, new MVMap.Builder<KeyValue, Object>().keyType(BsonDataType.INSTANCE));
+    this.map = store.openMap(libraryMapName + SUFFIX, new MVMap.Builder<KeyValue, Object>()
+        .keyType(BsonDataType.INSTANCE).valueType(BsonDataType.INSTANCE));
   }
 
   @Override
