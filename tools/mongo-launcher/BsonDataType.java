@@ -41,7 +41,12 @@ final class BsonDataType extends BasicDataType<Object> {
   /** Arrays compare element by element: a key is a value, not a sort order over its elements. */
   private static final Comparator<Object> VALUES = ValueComparator.ascWithoutListHandling();
 
-  private final ObjectDataType legacy = new ObjectDataType();
+  /**
+   * The library's type, for everything else: one per thread, since ObjectDataType remembers the
+   * last type it saw in a field it reads twice without a lock (H2's default gives each map its
+   * own, still shared by the threads using the map; this type is shared by every map).
+   */
+  private final ThreadLocal<ObjectDataType> legacy = ThreadLocal.withInitial(ObjectDataType::new);
   /** What a document takes in memory, estimated from what was written (H2 sizes pages by it). */
   private volatile int documentMemory = 1024;
 
@@ -55,7 +60,7 @@ final class BsonDataType extends BasicDataType<Object> {
   @Override
   public int compare(Object a, Object b) {
     if (a instanceof KeyValue x && b instanceof KeyValue y) return compareKeys(x, y);
-    return legacy.compare(a, b);
+    return legacy.get().compare(a, b);
   }
 
   /** By value, field by field; values equal by value but not equal (1 and 1.0) still differ. */
@@ -65,7 +70,7 @@ final class BsonDataType extends BasicDataType<Object> {
       Object x = a.get(i);
       Object y = b.get(i);
       int c = VALUES.compare(x, y);
-      if (c == 0 && !Objects.equals(x, y)) c = legacy.compare(x, y);
+      if (c == 0 && !Objects.equals(x, y)) c = legacy.get().compare(x, y);
       if (c != 0) return c;
     }
     return Integer.compare(a.size(), b.size());
@@ -80,7 +85,7 @@ final class BsonDataType extends BasicDataType<Object> {
       for (Object value : key) memory += value instanceof String s ? 48 + 2 * s.length() : 32;
       return memory;
     }
-    return legacy.getMemory(obj);
+    return legacy.get().getMemory(obj);
   }
 
   @Override
@@ -91,7 +96,7 @@ final class BsonDataType extends BasicDataType<Object> {
     }
     byte[] bson = obj instanceof Document d ? encode(d) : obj instanceof KeyValue k ? encode(asDocument(k)) : null;
     if (bson == null) {
-      legacy.write(buff, obj);
+      legacy.get().write(buff, obj);
       return;
     }
     if (obj instanceof Document) documentMemory = (documentMemory * 15 + 2 * bson.length + 64) / 16;
@@ -101,7 +106,7 @@ final class BsonDataType extends BasicDataType<Object> {
   @Override
   public Object read(ByteBuffer buff) {
     byte tag = buff.get(buff.position());
-    if (tag != TAG_DOCUMENT && tag != TAG_KEY && tag != TAG_OBJECT_ID) return legacy.read(buff);
+    if (tag != TAG_DOCUMENT && tag != TAG_KEY && tag != TAG_OBJECT_ID) return legacy.get().read(buff);
     buff.get();
     if (tag == TAG_OBJECT_ID) {
       byte[] id = new byte[OBJECT_ID_BYTES];
