@@ -9,13 +9,16 @@
  * log: per message before the batched hand-over, per chat attempt since, and how many of those
  * were left to the sweeper); and how long `foghorn dev` took to stop with the backlog queued.
  * Usage: npx ts-node --transpile-only bench/gateway-accept.ts [requestsPerLevel=2000] [chats=100]
- *          [--levels=50,500] [--warm=N] [--rate=R]
+ *          [--levels=50,500] [--warm=N] [--rate=R] [--windows=S]
  *   --warm=N  N messages first, on the same stack and not measured: a gateway that has been up a
  *             while (its store's JVM has compiled its hot paths) rather than one just started.
  *   --rate=R  open loop: request i is due at R per second from the start, taken by the next free
  *             sender; its latency runs from when it was due, so a late sender's wait counts too
  *             (no coordinated omission). Without it each sender posts again as soon as answered
  *             (closed loop: the stack's ceiling, where latency is queueing).
+ *   --windows=S  also p50/p99/max per S seconds of the level (by when each request was due):
+ *             a stall shows as one window, a slow start as the first few (docs/benchmarks.md,
+ *             "Ninth pass").
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import http from 'http';
@@ -34,6 +37,7 @@ const CHATS = Number(positional[1] ?? 100);
 const LEVELS = (flag('levels') ?? '50,500').split(',').map(Number);
 const WARM = Number(flag('warm') ?? 0);
 const RATE = flag('rate') === undefined ? undefined : Number(flag('rate'));
+const WINDOW_S = flag('windows') === undefined ? undefined : Number(flag('windows'));
 const SECRET = 'bench-shared-secret-0123456789abcdef';
 const REQUEST_TIMEOUT_MS = 60_000;
 const LEVEL_DEADLINE_MS = 120_000;
@@ -108,6 +112,7 @@ interface LevelResult {
   sent: number;
   seconds: number;
   latencies: number[];
+  timeline: [number, number][];
   statuses: Map<number, number>;
   firstError?: string;
   accepted: number;
@@ -171,6 +176,8 @@ async function runLevel(senders: number): Promise<LevelResult> {
     const statuses = new Map<number, number>();
     const accepted = new Set<string>();
     const latencies: number[] = [];
+    /** Per request: when it was due (ms from the level's start) and its latency. */
+    const timeline: [number, number][] = [];
     const sent: Sent[] = [];
     let firstError: string | undefined;
     let next = 0;
@@ -190,6 +197,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
           const sentAt = performance.now();
           const answer = await request(agent, url, 'POST', body);
           latencies.push(sentAt + answer.ms - Math.min(dueAt, sentAt));
+          timeline.push([Math.min(dueAt, sentAt) - started, latencies[latencies.length - 1]]);
           statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
           if (answer.status === 202) {
             const messageId = (JSON.parse(answer.body) as { message_id: string }).message_id;
@@ -238,6 +246,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
       sent: latencies.length,
       seconds,
       latencies,
+      timeline,
       statuses,
       ...(firstError && { firstError }),
       accepted: accepted.size,
@@ -285,6 +294,23 @@ async function main() {
     );
     console.log(`  cores busy during the POSTs: ${r.cores}`);
     if (r.firstError) console.log(`  first non-202: ${r.firstError}`);
+    if (WINDOW_S) printWindows(r.timeline, WINDOW_S);
+  }
+}
+
+/** p50/p99/max of the requests due in each `seconds`-long window of a level. */
+function printWindows(timeline: [number, number][], seconds: number) {
+  const windows = new Map<number, number[]>();
+  for (const [due, latency] of timeline) {
+    const w = Math.floor(due / 1000 / seconds);
+    windows.set(w, [...(windows.get(w) ?? []), latency]);
+  }
+  for (const [w, l] of [...windows].sort(([a], [b]) => a - b)) {
+    const { p50, p99 } = summary(l);
+    console.log(
+      `  ${`${w * seconds}–${(w + 1) * seconds} s`.padStart(11)}  n=${String(l.length).padStart(5)}  ` +
+        `p50=${p50.toFixed(1)}ms p99=${p99.toFixed(1)}ms max=${Math.max(...l).toFixed(1)}ms`,
+    );
   }
 }
 
