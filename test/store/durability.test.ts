@@ -165,8 +165,24 @@ describe('embedded store file from before BSON documents', () => {
         _id: 'seq',
         value: 7,
       });
+      // A dropped unique index is gone with its map: the key is free, and stays free after a restart.
+      await second.things.dropIndex('key_1');
+      await second.things.insertOne({ _id: 'same-key' as never, key: 'k5', group: 'x', rank: 1 });
     } finally {
-      await second.client.close();
+      server!.child.kill('SIGKILL');
+      await new Promise((r) => server!.child.once('exit', r));
+      await second.client.close(true).catch(() => undefined);
+    }
+
+    const third = await open(first.port);
+    try {
+      expect((await third.things.indexes()).map((i) => i.name)).not.toContain('key_1');
+      expect(await third.things.countDocuments({ key: 'k5' })).toBe(2);
+      await third.things.insertOne({ _id: 'same-key-again' as never, key: 'k5', group: 'x', rank: 2 });
+      // Rebuilt from the documents, not from a map left behind: the duplicates now refuse it.
+      await expect(third.things.createIndex({ key: 1 }, { unique: true })).rejects.toThrow(/duplicate key/i);
+    } finally {
+      await third.client.close();
     }
   }, 120_000);
 });

@@ -9,7 +9,6 @@ import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.List;
 import java.util.Objects;
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.WriteBuffer;
@@ -94,13 +93,19 @@ final class BsonDataType extends BasicDataType<Object> {
       buff.put(TAG_OBJECT_ID).put(id.toByteArray());
       return;
     }
-    byte[] bson = obj instanceof Document d ? encode(d) : obj instanceof KeyValue k ? encode(asDocument(k)) : null;
+    Document document = obj instanceof Document d ? d : obj instanceof KeyValue k ? asDocument(k) : null;
+    ByteBuf bson = document == null ? null : encode(document);
     if (bson == null) {
       legacy.get().write(buff, obj);
       return;
     }
-    if (obj instanceof Document) documentMemory = (documentMemory * 15 + 2 * bson.length + 64) / 16;
-    buff.put(obj instanceof Document ? TAG_DOCUMENT : TAG_KEY).putVarInt(bson.length).put(bson);
+    try {
+      int length = bson.readableBytes();
+      if (obj instanceof Document) documentMemory = (documentMemory * 15 + 2 * length + 64) / 16;
+      buff.put(obj instanceof Document ? TAG_DOCUMENT : TAG_KEY).putVarInt(length).put(bson.nioBuffer());
+    } finally {
+      bson.release();
+    }
   }
 
   @Override
@@ -123,24 +128,19 @@ final class BsonDataType extends BasicDataType<Object> {
   /** A key as a document of its values under "0", "1", …: BSON keeps their types. */
   private static Document asDocument(KeyValue key) {
     Document document = new Document();
-    List<Object> values = new ArrayList<>();
-    key.forEach(values::add);
-    for (int i = 0; i < values.size(); i++) document.put(Integer.toString(i), values.get(i));
+    for (int i = 0; i < key.size(); i++) document.put(Integer.toString(i), key.get(i));
     return document;
   }
 
-  /** The BSON of a document, or null when BSON cannot hold one of its values. */
-  private static byte[] encode(Document document) {
+  /** The BSON of a document (the caller releases it), or null when BSON cannot hold one of its values. */
+  private static ByteBuf encode(Document document) {
     ByteBuf buffer = Unpooled.buffer(256);
     try {
       BsonEncoder.encodeDocument(document, buffer);
-      byte[] bytes = new byte[buffer.readableBytes()];
-      buffer.readBytes(bytes);
-      return bytes;
+      return buffer;
     } catch (RuntimeException e) {
-      return null;
-    } finally {
       buffer.release();
+      return null;
     }
   }
 }
