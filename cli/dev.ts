@@ -111,6 +111,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
           env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress, ...(kube && { KUBECONFIG: kube.kubeconfigPath }) },
           secrets: { ...secretEnv(config), MONGODB_URI: mongoUri },
           nice: config.FOGHORN_BACKGROUND_NICE,
+          heapMiB: config.FOGHORN_WORKER_HEAP,
         }),
       logger,
       // The API may be ready (and its servers killed and restarted) before the worker connects.

@@ -44,6 +44,8 @@ const commaList = z.string().transform((text) =>
 export const DEFAULT_MONGO_HEAP = '512m';
 /** The embedded Temporal dev server's Go memory when it persists to disk (FOGHORN_TEMPORAL_MEMORY). */
 export const DEFAULT_TEMPORAL_MEMORY = '320MiB';
+/** V8's heap limit for each of the dev worker's isolates, in MiB (docs/benchmarks.md, "Tenth pass"). */
+export const DEFAULT_WORKER_HEAP_MIB = 768;
 
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
@@ -146,6 +148,10 @@ export const configSchema = z.object({
     .string()
     .regex(/^\d+(MiB|GiB)$/, 'must be a Go memory limit such as 320MiB or 1GiB')
     .default(DEFAULT_TEMPORAL_MEMORY),
+  // V8's heap limit (--max-old-space-size, MiB) of `foghorn dev`'s worker, for each isolate: the
+  // activities' and the workflows' thread, which holds the cache. Without it V8 lets a busy
+  // heap grow towards its own default (a quarter of the machine's memory, up to 4 GiB).
+  FOGHORN_WORKER_HEAP: z.coerce.number().int().min(256).default(DEFAULT_WORKER_HEAP_MIB),
   // `foghorn dev`'s scheduling: the worker and the embedded Temporal run at this niceness, so the
   // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass").
   FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(5),

@@ -37,10 +37,13 @@ export function startWorkerProcess(opts: {
   secrets: Record<string, string>;
   /** Niceness of the worker's process (FOGHORN_BACKGROUND_NICE); 0 leaves it as ours. */
   nice?: number;
+  /** V8's heap limit in MiB (FOGHORN_WORKER_HEAP), for its main and workflow threads alike. */
+  heapMiB?: number;
   timeoutMs?: number;
 }): Promise<ServerProcess> {
   // fork() runs `execPath execArgv script`: through `nice`, the same node with the same flags.
-  const [execPath, execArgv] = niced(opts.nice ?? 0, process.execPath, process.execArgv);
+  const flags = [...process.execArgv, ...(opts.heapMiB ? [`--max-old-space-size=${opts.heapMiB}`] : [])];
+  const [execPath, execArgv] = niced(opts.nice ?? 0, process.execPath, flags);
   const child = fork(path.join(REPO_ROOT, 'bin', 'foghorn.js'), ['worker', '--supervised'], {
     env: opts.env,
     execPath,

@@ -12,13 +12,14 @@ import { CONTINUE_AS_NEW_EVENTS } from '../../cli/embedded/temporal';
  * servers: a kill -9 of the worker costs a restart, never an incident, and no secret is on its
  * command line or in its environment. The worker and Temporal run at FOGHORN_BACKGROUND_NICE,
  * every thread of them, and so does a restarted worker; the API does not. The embedded store
- * reserves the heap it is configured with as it starts, and Temporal bounds every run's history
- * and collects at its configured memory.
+ * reserves the heap it is configured with as it starts, Temporal bounds every run's history
+ * and collects at its configured memory, and the worker's V8 heaps have the configured limit.
  */
 const WEBHOOK_SECRET = 'whsec-dev-worker-test-0123456789abcdef';
 const NICE = 7;
 const MONGO_HEAP = '384m';
 const TEMPORAL_MEMORY = '288MiB';
+const WORKER_HEAP = 640;
 
 const args = (pid: number) => {
   try {
@@ -57,6 +58,7 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       FOGHORN_BACKGROUND_NICE: String(NICE),
       FOGHORN_MONGO_HEAP: MONGO_HEAP,
       FOGHORN_TEMPORAL_MEMORY: TEMPORAL_MEMORY,
+      FOGHORN_WORKER_HEAP: String(WORKER_HEAP),
       // The test polls seven reads at a time until the restarted worker has caught up; on a busy
       // machine that outruns the default 600 a minute, which this test is not about.
       FOGHORN_RATE_LIMIT: '100000',
@@ -81,6 +83,8 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       // Go collects at the configured limit, not whenever the heap doubles ("Eighth pass").
       const temporalEnv = readFileSync(`/proc/${temporal!}/environ`, 'utf8').split('\0');
       expect(temporalEnv).toEqual(expect.arrayContaining(['GOGC=off', `GOMEMLIMIT=${TEMPORAL_MEMORY}`]));
+      // V8 collects the worker's heaps at the configured limit, not at a quarter of the machine ("Tenth pass").
+      expect(args(first!).split(' ')).toContain(`--max-old-space-size=${WORKER_HEAP}`);
       for (const file of ['cmdline', 'environ']) {
         const text = readFileSync(`/proc/${first!}/${file}`, 'utf8');
         expect(text).not.toContain(WEBHOOK_SECRET);
@@ -137,6 +141,7 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       );
       expect(dev.output()).toMatch(/worker exited unexpectedly; restarting it/);
       expect(new Set(threadNiceness(workerPid(dev)!))).toEqual(new Set([NICE]));
+      expect(args(workerPid(dev)!).split(' ')).toContain(`--max-old-space-size=${WORKER_HEAP}`);
     } finally {
       kids = descendants(dev.child.pid!);
       await stopDev(dev);
