@@ -13,6 +13,7 @@ import { Client } from '@temporalio/client';
 import { createActivities } from '../activities';
 import type { Config } from '../domain/config';
 import type { Logger as PinoLogger } from 'pino';
+import { WORKFLOW_BUNDLER_OPTIONS } from './workflow-bundle';
 
 export interface WorkerOptions {
   config: Config;
@@ -79,6 +80,7 @@ export function createWorker(options: WorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
+    bundlerOptions: WORKFLOW_BUNDLER_OPTIONS,
     // The agent's incident tools act through Temporal, over the worker's own connection.
     activities: createActivities({
       config: options.config,

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'fs';
 import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
+import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
 
 /**
  * Incidents and chats in flight must survive upgrades: every recorded history (test/replay/
@@ -81,7 +82,11 @@ describe('replay of recorded histories', () => {
     }));
     const failures: string[] = [];
     for await (const result of Worker.runReplayHistories(
-      { workflowsPath: require.resolve('../../workflows'), replayName: 'foghorn-replay' },
+      {
+        workflowsPath: require.resolve('../../workflows'),
+        bundlerOptions: WORKFLOW_BUNDLER_OPTIONS,
+        replayName: 'foghorn-replay',
+      },
       histories,
     )) {
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
