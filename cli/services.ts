@@ -23,6 +23,7 @@ import { ensureReconcilerSchedule } from '../operations/reconciler-schedule';
 import { ensureClusterWorkflows } from '../operations/clusters';
 import { configureSecretKey, generateSecretKey } from '../store/cluster-secrets';
 import { createWorker, installRuntime } from '../worker/worker';
+import { listen } from '../gateway/server';
 import { loadEscalationFile } from './escalation-file';
 
 /** Defaults when no embedded server runs and nothing is configured: a local install. */
@@ -182,9 +183,7 @@ export async function startApi(config: Config, logger: Logger, temporal: Client)
     temporalUi: temporalUiNamespaceUrl(config),
   });
   const { host, port } = config.FOGHORN_API_ADDR;
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, () => resolve(server)).once('error', reject);
-  });
+  return listen(app, host, port);
 }
 
 export async function startWorker(config: Config, address: string): Promise<{ worker: Worker; done: Promise<void> }> {

@@ -151,8 +151,18 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
 const tooLarge = (maxBody: number) =>
   new ApiError(413, 'Payload too large', `the body exceeds ${maxBody} bytes (FOGHORN_GATEWAY_MAX_AUDIO_BYTES + 1 MiB)`);
 
+/**
+ * How long an idle keep-alive connection stays open: longer than the 60 s idle timeout load
+ * balancers and proxies commonly keep towards their upstreams, so it is always the client side
+ * that closes. Node's 5 s default closes first, and a request the client sends on the socket
+ * as it closes fails (ECONNRESET, or a 502 from the balancer).
+ */
+export const KEEP_ALIVE_MS = 65_000;
+
+/** The one way Foghorn's HTTP servers (the API and the webhook listener) listen. */
 export function listen(app: express.Express, host: string, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = app.listen(port, host, () => resolve(server)).once('error', reject);
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
   });
 }
