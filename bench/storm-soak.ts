@@ -2,7 +2,9 @@
  * Memory under an alert storm (issue 14): `foghorn dev` on a fresh data directory takes a steady
  * storm of Alertmanager alerts, mostly duplicates, with incidents opening and resolving all the
  * time (each resource's alerts resolve it every `churn` seconds, so new incidents keep coming,
- * as in the storm that grew the heap without bound). RSS of every process of the stack is
+ * as in the storm that grew the heap without bound). An incident that escalated stays open when
+ * its source resolves (it waits for a human), so the soak is that human: it resolves it through
+ * the API, as an operator would, and the resource's next alert opens a new one. RSS of every process of the stack is
  * sampled; after the warm-up, each process's RSS is compared with its value at the end of the
  * warm-up. Prints one line per sample and a summary; asserts nothing.
  *
@@ -25,12 +27,17 @@ const SAMPLE_MS = 30_000;
 /** Rounds (one alert per resource each) between two resolves of a resource. */
 const CHURN_ROUNDS = Math.max(2, Math.round((CHURN_S * RATE) / RESOURCES));
 
+interface AlertIngestResult {
+  items: { outcome: string; incident?: string }[];
+}
+
 async function main() {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-soak-'));
   const dev = await startDev({ ...(await devEnv(dataDir)), FOGHORN_RATE_LIMIT: '1000000' });
   const headers = { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' };
   let sent = 0;
   let errors = 0;
+  let operatorResolves = 0;
   let stop = false;
   // Interrupted: the stack goes with it (its processes would outlive this one).
   for (const sig of ['SIGINT', 'SIGTERM'] as const)
@@ -58,9 +65,10 @@ async function main() {
           errors++; // the stack could not keep up: counted, not queued without bound
           continue;
         }
-        // Round k sends one alert to each resource; every churn-th round resolves them instead.
+        // Round k sends one alert to each resource; every churn-th alert of a resource resolves it
+        // instead, staggered by resource, so each round resolves a share of them, not all at once.
         const r = i % RESOURCES;
-        const resolving = Math.floor(i / RESOURCES) % CHURN_ROUNDS === CHURN_ROUNDS - 1;
+        const resolving = (Math.floor(i / RESOURCES) + r) % CHURN_ROUNDS === CHURN_ROUNDS - 1;
         const body = firingAlert('soak', `svc-${r}`, `f-${r}`);
         if (resolving) {
           body.status = 'resolved';
@@ -70,8 +78,22 @@ async function main() {
         inFlight++;
         void fetch(`${dev.api}/alerts/alertmanager`, { method: 'POST', headers, body: JSON.stringify(body) })
           .then(async (res) => {
-            await res.arrayBuffer();
-            if (res.status !== 202) errors++;
+            if (res.status !== 202) {
+              await res.arrayBuffer();
+              errors++;
+              return;
+            }
+            const [item] = ((await res.json()) as AlertIngestResult).items;
+            if (item.outcome !== 'kept-escalated' || !item.incident) return;
+            // The operator's resolve: a 409 means someone (an earlier resolve) got there first.
+            const resolved = await fetch(`${dev.api}/incidents/${item.incident}/resolve?namespace=soak`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({ resolution: 'storm soak: the source resolved' }),
+            });
+            await resolved.arrayBuffer();
+            if (resolved.status === 200) operatorResolves++;
+            else if (resolved.status !== 409) errors++;
           })
           .catch(() => errors++)
           .finally(() => {
@@ -94,7 +116,8 @@ async function main() {
       );
       console.log(
         `  ${minute.toFixed(1).padStart(5)} min  ${[...rss].map(([n, v]) => `${n} ${v} MiB`).join('  ')}  ` +
-          `sent ${sent}, errors ${errors}, incidents ${list.metadata.totalCount}, load ${loadavg()[0].toFixed(2)}`,
+          `sent ${sent}, errors ${errors}, incidents ${list.metadata.totalCount} ` +
+          `(${operatorResolves} resolved by the soak), load ${loadavg()[0].toFixed(2)}`,
       );
     }
     stop = true;
