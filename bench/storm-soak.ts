@@ -4,9 +4,9 @@
  * time (each resource's alerts resolve it every `churn` seconds, so new incidents keep coming,
  * as in the storm that grew the heap without bound). An incident that escalated stays open when
  * its source resolves (it waits for a human), so the soak is that human: it resolves it through
- * the API, as an operator would, and the resource's next alert opens a new one. RSS of every process of the stack is
- * sampled; after the warm-up, each process's RSS is compared with its value at the end of the
- * warm-up. Prints one line per sample and a summary; asserts nothing.
+ * the API, as an operator would, and the resource's next alert opens a new one. RSS of every
+ * process of the stack is sampled; after the warm-up, each process's RSS is compared with its
+ * value at the end of the warm-up. Prints one line per sample and a summary; asserts nothing.
  *
  * Usage: npx ts-node --transpile-only bench/storm-soak.ts [minutes=10] [warmupMinutes=2]
  *        [alertsPerSecond=60] [resources=200] [churnSeconds=30]
