@@ -12,8 +12,8 @@ import type { ServerProcess } from './embedded/process';
 import { supervise } from './embedded/supervise';
 import { startEmbeddedTemporal } from './embedded/temporal';
 import { secretEnv, startWorkerProcess } from './embedded/worker';
+import { close } from '../gateway/server';
 import {
-  closeServer,
   connectStore,
   connectTemporal,
   ensureAdminToken,
@@ -127,7 +127,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
     const checkpointer = startCheckpointer(logger);
     steps.push(async () => {
       await gateway?.stop();
-      await closeServer(server);
+      await close(server);
       await worker.stop();
       await stopHandOvers(temporal); // before its connection closes
       await temporal.connection.close();

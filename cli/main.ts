@@ -54,6 +54,7 @@ program
     const { onShutdown } = await import('./shutdown');
     const services = await import('./services');
     const { stopHandOvers } = await import('../operations/incident-handover');
+    const { close } = await import('../gateway/server');
     const logger = createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) });
     await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config, logger);
     await services.ensureAuditKey(config, { mirrorCheckpoints: true });
@@ -66,7 +67,7 @@ program
     const checkpointer = services.startCheckpointer(logger);
     logger.info({ addr: server.address() }, 'API listening');
     onShutdown([
-      () => services.closeServer(server),
+      () => close(server),
       () => stopHandOvers(temporal), // before its connection closes
       () => temporal.connection.close(),
       () => checkpointer.stop(),

@@ -203,10 +203,3 @@ export async function startWorker(config: Config, address: string): Promise<{ wo
   const done = worker.run().finally(() => connection.close());
   return { worker, done };
 }
-
-export function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  });
-}

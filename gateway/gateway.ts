@@ -3,7 +3,7 @@ import type { Server } from 'http';
 import type { Logger } from 'pino';
 import type { Config } from '../domain/config';
 import { startSweeper } from './dispatch';
-import { createGatewayApp, listen } from './server';
+import { close, createGatewayApp, listen } from './server';
 
 export interface RunningGateway {
   server: Server;
@@ -38,10 +38,7 @@ export async function startGateway(config: Config, client: Client, logger: Logge
     server,
     stop: async () => {
       beginShutdown();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await close(server);
       await sweeper.stop();
       await drain();
     },

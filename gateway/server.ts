@@ -166,3 +166,15 @@ export function listen(app: express.Express, host: string, port: number): Promis
     server.keepAliveTimeout = KEEP_ALIVE_MS;
   });
 }
+
+/**
+ * Stops listening; resolves once every connection is closed. Requests in flight finish, and the
+ * connections they came on close as they go idle rather than waiting out the keep-alive.
+ */
+export function close(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.keepAliveTimeout = 1;
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}

@@ -1,12 +1,13 @@
 import express from 'express';
 import type { AddressInfo } from 'net';
 import { connect } from 'net';
-import { closeServer } from '../../cli/services';
-import { listen } from '../../gateway/server';
+import { close, listen } from '../../gateway/server';
 
 /**
  * An idle keep-alive connection outlives Node's 5 s default (gateway/server.ts, KEEP_ALIVE_MS):
  * a webhook sender or a load balancer that reuses it after a pause gets an answer, not a reset.
+ * Stopping does not wait out that keep-alive: a request in flight finishes, then its connection
+ * closes.
  */
 describe('the HTTP listener of the API and the webhook', () => {
   it('answers a second request on a connection idle for longer than 5 s', async () => {
@@ -31,7 +32,26 @@ describe('the HTTP listener of the API and the webhook', () => {
       expect(await ask()).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*pong$/);
     } finally {
       socket.destroy();
-      await closeServer(server);
+      await close(server);
+    }
+  }, 30_000);
+
+  it('stops without waiting out the keep-alive of a connection that was answering', async () => {
+    const app = express();
+    app.get('/slow', (_req, res) => void setTimeout(() => res.send('done'), 300));
+    const server = await listen(app, '127.0.0.1', 0);
+    const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    try {
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString()));
+      socket.write('GET /slow HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+      await new Promise((r) => setTimeout(r, 100)); // the request is in flight
+      const stopped = close(server).then(() => 'closed');
+      const outcome = await Promise.race([stopped, new Promise((r) => setTimeout(() => r('still open'), 15_000))]);
+      expect(outcome).toBe('closed');
+      expect(received).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*done$/);
+    } finally {
+      socket.destroy();
     }
   }, 30_000);
 });
