@@ -44,7 +44,7 @@ afterAll(async () => {
     await killAll();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }
-  expect(survivors()).toEqual([]);
+  expect(await survivors()).toEqual([]);
 }, 180_000);
 
 it('a worker killed mid-export: the job completes with every record once, resuming from its last batch', async () => {

@@ -17,7 +17,7 @@ export function crashSuite(title: string, targets: [ChaosTarget, string][]): voi
   describe(title, () => {
     afterAll(async () => {
       await killAll();
-      expect(survivors()).toEqual([]);
+      expect(await survivors()).toEqual([]);
     });
 
     it.each(targets)(

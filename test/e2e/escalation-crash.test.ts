@@ -54,7 +54,7 @@ afterAll(async () => {
     await receiver?.stop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }
-  expect(survivors()).toEqual([]);
+  expect(await survivors()).toEqual([]);
 }, 180_000);
 
 it('a worker killed between L1 and L2: L2 fires once, on its timer, and L1 is not repeated', async () => {

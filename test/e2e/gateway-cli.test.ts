@@ -62,7 +62,7 @@ describe('foghorn gateway start|status and the gateway in foghorn dev (e2e)', ()
     if (dev && dev.child.exitCode === null && dev.child.signalCode === null) await stopDev(dev);
     await receiver?.stop();
     rmSync(dataDir, { recursive: true, force: true });
-    expect(survivors()).toEqual([]); // every gateway and status command is gone, with its process group
+    expect(await survivors()).toEqual([]); // every gateway and status command is gone, with its process group
   }, 60_000);
 
   it('gateway start without FOGHORN_WEBHOOK_ADDR exits 2 and says what is missing', async () => {

@@ -114,7 +114,7 @@ describe('gateway crash safety: kill -9 of any process loses no accepted message
     await receiver?.stop();
     rmSync(dir, { recursive: true, force: true });
     // Nothing left behind: every worker and gateway (with its process group) and every server.
-    expect(survivors()).toEqual([]);
+    expect(await survivors()).toEqual([]);
     expect(serverPids.filter(alive)).toEqual([]);
   }, 60_000);
 

@@ -131,7 +131,7 @@ afterAll(async () => {
     await kube?.stop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }
-  expect(survivors()).toEqual([]);
+  expect(await survivors()).toEqual([]);
 }, 180_000);
 
 const plansOf = async (incident: string): Promise<Json[]> =>

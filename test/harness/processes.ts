@@ -93,9 +93,15 @@ export async function killAll(): Promise<void> {
   await Promise.all([...running].map((p) => p.crash()));
 }
 
-/** The process groups spawnCli started that still have a live member (afterAll: expect none). */
-export function survivors(): number[] {
-  return spawned.filter((pid) => alive(-pid));
+/**
+ * The process groups spawnCli started that still have a live member after `graceMs` (afterAll:
+ * expect none). A group just killed is not gone at once: on a busy machine its members (a forked
+ * worker, a JVM) are reaped a moment after the leader, and a zombie still answers kill(pid, 0).
+ */
+export async function survivors(graceMs = 10_000): Promise<number[]> {
+  const live = () => spawned.filter((pid) => alive(-pid));
+  await until('every process group gone', () => live().length === 0, graceMs).catch(() => undefined);
+  return live();
 }
 
 /** True while the process (or, for -pid, any process of the group) exists. */

@@ -80,7 +80,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await killAll();
-  expect(survivors()).toEqual([]);
+  expect(await survivors()).toEqual([]);
   await connection?.close();
   for (const s of servers.reverse()) await s.stop();
   await kube?.stop();
