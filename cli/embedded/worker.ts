@@ -25,6 +25,14 @@ export function secretEnv(config: Config): Record<string, string> {
 }
 
 /**
+ * Where the environment says nothing: two malloc arenas. glibc gives every thread that allocates
+ * its own arena (up to eight per core), and the worker's threads (the SDK core's runtime, libuv's
+ * pool, V8's helpers) each kept their own fragments of it: 185–200 MiB of malloc'd memory two
+ * minutes into a storm, 135–165 MiB with two (docs/benchmarks.md, "Eleventh pass").
+ */
+export const WORKER_ENV_DEFAULTS = { MALLOC_ARENA_MAX: '2' };
+
+/**
  * The worker of `foghorn dev` in its own process (issue 14: workflows and activities on one core,
  * the API and the gateway on the other): `bin/foghorn.js worker --supervised`, the production
  * worker command. `env` names the servers (MONGODB_URI, TEMPORAL_ADDRESS, KUBECONFIG); the
@@ -45,7 +53,7 @@ export function startWorkerProcess(opts: {
   const flags = [...process.execArgv, ...(opts.heapMiB ? [`--max-old-space-size=${opts.heapMiB}`] : [])];
   const [execPath, execArgv] = niced(opts.nice ?? 0, process.execPath, flags);
   const child = fork(path.join(REPO_ROOT, 'bin', 'foghorn.js'), ['worker', '--supervised'], {
-    env: opts.env,
+    env: { ...WORKER_ENV_DEFAULTS, ...opts.env },
     execPath,
     execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -85,6 +85,8 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       expect(temporalEnv).toEqual(expect.arrayContaining(['GOGC=off', `GOMEMLIMIT=${TEMPORAL_MEMORY}`]));
       // V8 collects the worker's heaps at the configured limit, not at a quarter of the machine ("Tenth pass").
       expect(args(first!).split(' ')).toContain(`--max-old-space-size=${WORKER_HEAP}`);
+      // Two malloc arenas, not one per thread ("Eleventh pass").
+      expect(readFileSync(`/proc/${first!}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
       for (const file of ['cmdline', 'environ']) {
         const text = readFileSync(`/proc/${first!}/${file}`, 'utf8');
         expect(text).not.toContain(WEBHOOK_SECRET);
