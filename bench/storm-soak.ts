@@ -6,7 +6,9 @@
  * its source resolves (it waits for a human), so the soak is that human: it resolves it through
  * the API, as an operator would, and the resource's next alert opens a new one. RSS of every
  * process of the stack is sampled; after the warm-up, each process's RSS is compared with its
- * value at the end of the warm-up. Prints one line per sample and a summary; asserts nothing.
+ * value at the end of the warm-up (the goal's measure), and, as a trend less moved by where one
+ * sample fell in a collection cycle, the mean of the first two measured minutes with that of the
+ * last two. Prints one line per sample and a summary; asserts nothing.
  *
  * Usage: npx ts-node --transpile-only bench/storm-soak.ts [minutes=10] [warmupMinutes=2]
  *        [alertsPerSecond=60] [resources=200] [churnSeconds=30]
@@ -24,6 +26,8 @@ const RATE = Number(process.argv[4] ?? 60);
 const RESOURCES = Number(process.argv[5] ?? 200);
 const CHURN_S = Number(process.argv[6] ?? 30);
 const SAMPLE_MS = 30_000;
+/** Samples in each of the two windows the trend compares (two minutes). */
+const TREND_SAMPLES = 120_000 / SAMPLE_MS;
 /** Rounds (one alert per resource each) between two resolves of a resource. */
 const CHURN_ROUNDS = Math.max(2, Math.round((CHURN_S * RATE) / RESOURCES));
 
@@ -126,14 +130,17 @@ async function main() {
     const base = samples.find((s) => s.minute >= WARMUP_MINUTES)!;
     const after = samples.filter((s) => s.minute > WARMUP_MINUTES);
     console.log(`\nafter the warm-up (baseline at ${base.minute} min), ${sent} alerts sent, ${errors} errors:`);
+    const percent = (v: number, from: number) => `${(((v - from) / from) * 100).toFixed(1)}%`;
+    const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
     for (const [name, v0] of base.rss) {
       const values = after.map((s) => s.rss.get(name) ?? 0);
       const max = Math.max(...values);
       const min = Math.min(...values);
       const last = values[values.length - 1];
+      const [early, late] = [mean(values.slice(0, TREND_SAMPLES)), mean(values.slice(-TREND_SAMPLES))];
       console.log(
-        `  ${name.padEnd(10)} baseline ${v0} MiB, min ${min}, max ${max} (${(((max - v0) / v0) * 100).toFixed(1)}%), ` +
-          `end ${last} MiB (${(((last - v0) / v0) * 100).toFixed(1)}%)`,
+        `  ${name.padEnd(10)} baseline ${v0} MiB, min ${min}, max ${max} (${percent(max, v0)}), ` +
+          `end ${last} MiB (${percent(last, v0)}); trend ${early} → ${late} MiB (${percent(late, early)})`,
       );
     }
   } finally {
