@@ -30,7 +30,7 @@ export function secretEnv(config: Config): Record<string, string> {
  * pool, V8's helpers) each kept their own fragments of it: 185–200 MiB of malloc'd memory two
  * minutes into a storm, 135–165 MiB with two (docs/benchmarks.md, "Eleventh pass").
  */
-export const WORKER_ENV_DEFAULTS = { MALLOC_ARENA_MAX: '2' };
+const WORKER_ENV_DEFAULTS = { MALLOC_ARENA_MAX: '2' };
 
 /**
  * The worker of `foghorn dev` in its own process (issue 14: workflows and activities on one core,

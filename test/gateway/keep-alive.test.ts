@@ -38,19 +38,29 @@ describe('the HTTP listener of the API and the webhook', () => {
 
   it('stops without waiting out the keep-alive of a connection that was answering', async () => {
     const app = express();
-    app.get('/slow', (_req, res) => void setTimeout(() => res.send('done'), 300));
+    let arrived: () => void;
+    const inFlight = new Promise<void>((r) => (arrived = r));
+    app.get('/slow', (_req, res) => {
+      arrived();
+      setTimeout(() => res.send('done'), 300);
+    });
     const server = await listen(app, '127.0.0.1', 0);
     const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    let deadline: NodeJS.Timeout | undefined;
     try {
       let received = '';
       socket.on('data', (chunk) => (received += chunk.toString()));
       socket.write('GET /slow HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
-      await new Promise((r) => setTimeout(r, 100)); // the request is in flight
+      await inFlight; // the server has the request, and answers it in 300 ms
       const stopped = close(server).then(() => 'closed');
-      const outcome = await Promise.race([stopped, new Promise((r) => setTimeout(() => r('still open'), 15_000))]);
+      const outcome = await Promise.race([
+        stopped,
+        new Promise((r) => (deadline = setTimeout(() => r('still open'), 15_000))),
+      ]);
       expect(outcome).toBe('closed');
       expect(received).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*done$/);
     } finally {
+      clearTimeout(deadline);
       socket.destroy();
     }
   }, 30_000);
