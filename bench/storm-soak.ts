@@ -5,10 +5,12 @@
  * as in the storm that grew the heap without bound). An incident that escalated stays open when
  * its source resolves (it waits for a human), so the soak is that human: it resolves it through
  * the API, as an operator would, and the resource's next alert opens a new one. RSS of every
- * process of the stack is sampled; after the warm-up, each process's RSS is compared with its
- * value at the end of the warm-up (the goal's measure), and, as a trend less moved by where one
- * sample fell in a collection cycle, the mean of the first two measured minutes with that of the
- * last two. Prints one line per sample and a summary; asserts nothing.
+ * process of the stack is sampled every 10 s (several times per cycle of the worker's heap
+ * compaction, so the samples see its whole sawtooth); after the warm-up, each process's RSS is
+ * compared with its value at the end of the warm-up (the goal's measure), its band (highest
+ * against lowest) is given, and, as a trend less moved by where one sample fell in a collection
+ * cycle, the mean of the first two measured minutes with that of the last two. Prints one line
+ * per sample and a summary; asserts nothing.
  *
  * Usage: npx ts-node --transpile-only bench/storm-soak.ts [minutes=10] [warmupMinutes=2]
  *        [alertsPerSecond=60] [resources=200] [churnSeconds=30]
@@ -25,7 +27,7 @@ const WARMUP_MINUTES = Number(process.argv[3] ?? 2);
 const RATE = Number(process.argv[4] ?? 60);
 const RESOURCES = Number(process.argv[5] ?? 200);
 const CHURN_S = Number(process.argv[6] ?? 30);
-const SAMPLE_MS = 30_000;
+const SAMPLE_MS = 10_000;
 /** Samples in each of the two windows the trend compares (two minutes). */
 const TREND_SAMPLES = 120_000 / SAMPLE_MS;
 /** Rounds (one alert per resource each) between two resolves of a resource. */
@@ -139,8 +141,9 @@ async function main() {
       const last = values[values.length - 1];
       const [early, late] = [mean(values.slice(0, TREND_SAMPLES)), mean(values.slice(-TREND_SAMPLES))];
       console.log(
-        `  ${name.padEnd(10)} baseline ${v0} MiB, min ${min}, max ${max} (${percent(max, v0)}), ` +
-          `end ${last} MiB (${percent(last, v0)}); trend ${early} → ${late} MiB (${percent(late, early)})`,
+        `  ${name.padEnd(10)} baseline ${v0} MiB, min ${min}, max ${max} (${percent(max, v0)}; ` +
+          `band ${percent(max, min)}), end ${last} MiB (${percent(last, v0)}); ` +
+          `trend ${early} → ${late} MiB (${percent(late, early)})`,
       );
     }
   } finally {

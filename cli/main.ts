@@ -97,6 +97,7 @@ program
     const { worker, done } = await services.startWorker(
       config,
       config.TEMPORAL_ADDRESS ?? services.DEFAULT_TEMPORAL_ADDRESS,
+      logger,
     );
     const checkpointer = supervision ? undefined : services.startCheckpointer(logger);
     logger[supervision ? 'debug' : 'info']({ taskQueue: config.FOGHORN_TASK_QUEUE }, 'worker running');

@@ -6,7 +6,6 @@ import type { Server } from 'http';
 import path from 'path';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
-import { configSecrets, createLogger } from '../api/observability';
 import { temporalUiNamespaceUrl, type Config } from '../domain/config';
 import { connectMongo, disconnectMongo, watchMongo } from '../store/connection';
 import {
@@ -23,6 +22,7 @@ import { ensureReconcilerSchedule } from '../operations/reconciler-schedule';
 import { ensureClusterWorkflows } from '../operations/clusters';
 import { configureSecretKey, generateSecretKey } from '../store/cluster-secrets';
 import { createWorker, installRuntime } from '../worker/worker';
+import { scheduleHeapCompaction } from '../worker/heap-compaction';
 import { listen } from '../gateway/server';
 import { loadEscalationFile } from './escalation-file';
 
@@ -186,8 +186,12 @@ export async function startApi(config: Config, logger: Logger, temporal: Client)
   return listen(app, host, port);
 }
 
-export async function startWorker(config: Config, address: string): Promise<{ worker: Worker; done: Promise<void> }> {
-  installRuntime(createLogger(config.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(config) }));
+export async function startWorker(
+  config: Config,
+  address: string,
+  logger: Logger,
+): Promise<{ worker: Worker; done: Promise<void> }> {
+  installRuntime(logger);
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
     config,
@@ -200,6 +204,13 @@ export async function startWorker(config: Config, address: string): Promise<{ wo
   await ensureReconcilerSchedule(client, config.FOGHORN_TASK_QUEUE, config.FOGHORN_RECONCILE_INTERVAL);
   await ensureSecretKey(config); // activities open cluster credentials
   await ensureClusterWorkflows({ client, taskQueue: config.FOGHORN_TASK_QUEUE });
-  const done = worker.run().finally(() => connection.close());
+  const compaction =
+    config.FOGHORN_WORKER_COMPACT_INTERVAL > 0
+      ? scheduleHeapCompaction(config.FOGHORN_WORKER_COMPACT_INTERVAL, logger)
+      : undefined;
+  const done = worker.run().finally(() => {
+    compaction?.stop();
+    return connection.close();
+  });
   return { worker, done };
 }

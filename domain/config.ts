@@ -152,6 +152,9 @@ export const configSchema = z.object({
   // activities' and the workflows' thread, which holds the cache. Without it V8 lets a busy
   // heap grow towards its own default (a quarter of the machine's memory, up to 4 GiB).
   FOGHORN_WORKER_HEAP: z.coerce.number().int().min(256).default(DEFAULT_WORKER_HEAP_MIB),
+  // How often a worker compacts its heaps (worker/heap-compaction.ts): V8 collects fully only
+  // when allocation lets up, which a storm never does; `off` leaves it to V8.
+  FOGHORN_WORKER_COMPACT_INTERVAL: z.union([z.literal('off').transform(() => 0), goDuration]).default('30s'),
   // `foghorn dev`'s scheduling: the worker and the embedded Temporal run at this niceness, so the
   // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass").
   FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(5),

@@ -33,6 +33,14 @@ export function secretEnv(config: Config): Record<string, string> {
 const WORKER_ENV_DEFAULTS = { MALLOC_ARENA_MAX: '2' };
 
 /**
+ * Each isolate's young generation at its full size (2 × 16 MiB) from the start, where a busy
+ * worker's grows within minutes anyway: the heap compaction (worker/heap-compaction.ts) then
+ * returns the old generation's garbage instead of shrinking the young one, which would regrow
+ * by the next (docs/benchmarks.md, "Twelfth pass").
+ */
+const YOUNG_GENERATION_FLAG = '--min-semi-space-size=16';
+
+/**
  * The worker of `foghorn dev` in its own process (issue 14: workflows and activities on one core,
  * the API and the gateway on the other): `bin/foghorn.js worker --supervised`, the production
  * worker command. `env` names the servers (MONGODB_URI, TEMPORAL_ADDRESS, KUBECONFIG); the
@@ -50,7 +58,11 @@ export function startWorkerProcess(opts: {
   timeoutMs?: number;
 }): Promise<ServerProcess> {
   // fork() runs `execPath execArgv script`: through `nice`, the same node with the same flags.
-  const flags = [...process.execArgv, ...(opts.heapMiB ? [`--max-old-space-size=${opts.heapMiB}`] : [])];
+  const flags = [
+    ...process.execArgv,
+    ...(opts.heapMiB ? [`--max-old-space-size=${opts.heapMiB}`] : []),
+    YOUNG_GENERATION_FLAG,
+  ];
   const [execPath, execArgv] = niced(opts.nice ?? 0, process.execPath, flags);
   const child = fork(path.join(REPO_ROOT, 'bin', 'foghorn.js'), ['worker', '--supervised'], {
     env: { ...WORKER_ENV_DEFAULTS, ...opts.env },

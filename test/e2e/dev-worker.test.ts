@@ -85,6 +85,8 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       expect(temporalEnv).toEqual(expect.arrayContaining(['GOGC=off', `GOMEMLIMIT=${TEMPORAL_MEMORY}`]));
       // V8 collects the worker's heaps at the configured limit, not at a quarter of the machine ("Tenth pass").
       expect(args(first!).split(' ')).toContain(`--max-old-space-size=${WORKER_HEAP}`);
+      // The young generation at its full size, so the heap compaction leaves it be ("Twelfth pass").
+      expect(args(first!).split(' ')).toContain('--min-semi-space-size=16');
       // Two malloc arenas, not one per thread ("Eleventh pass").
       expect(readFileSync(`/proc/${first!}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
       for (const file of ['cmdline', 'environ']) {

@@ -90,6 +90,8 @@ describe('no secret in the logs of a whole run (e2e)', () => {
       FOGHORN_LLM_API_KEY: secrets.llmKey,
       FOGHORN_LLM_MODEL: 'test-model',
       FOGHORN_STT: '',
+      // Often enough to be seen at work in this run (worker/heap-compaction.ts).
+      FOGHORN_WORKER_COMPACT_INTERVAL: '2s',
     });
     const proc = dev;
     await until('the banner', () => ADMIN_BANNER.test(proc.output()), 180_000, proc.output);
@@ -161,6 +163,13 @@ describe('no secret in the logs of a whole run (e2e)', () => {
     expect(output).toContain('POST /api/v1/alerts/alertmanager 202');
     expect(output).toContain('/incidents?access_token=[REDACTED]');
     expect(output.split(admin)).toHaveLength(2); // once: the banner
+    // The worker compacted its heaps: the main thread's and the workflow thread's (one run at
+    // least; one under way as the worker stops may find the workflow thread gone).
+    const compactions = output
+      .split('\n')
+      .filter((line) => line.includes('"msg":"heaps compacted"'))
+      .map((line) => (JSON.parse(line) as { pauses: number[] }).pauses);
+    expect(compactions).toContainEqual([expect.any(Number), expect.any(Number)]);
     const all = { ...secrets, admin, operator };
     expect(leaks(output.replace(ADMIN_BANNER, '  Admin token:  (shown once)'), all)).toEqual([]);
   }, 420_000);

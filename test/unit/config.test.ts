@@ -35,6 +35,14 @@ describe('configuration', () => {
     expect(config.TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
 
+  it("schedules the worker's heap compaction every 30 s, at another interval, or never", () => {
+    expect(parseConfig({}).FOGHORN_WORKER_COMPACT_INTERVAL).toBe(30_000);
+    expect(parseConfig({ FOGHORN_WORKER_COMPACT_INTERVAL: '2m' }).FOGHORN_WORKER_COMPACT_INTERVAL).toBe(120_000);
+    expect(parseConfig({ FOGHORN_WORKER_COMPACT_INTERVAL: 'off' }).FOGHORN_WORKER_COMPACT_INTERVAL).toBe(0);
+    for (const bad of ['0s', 'never', '-1m'])
+      expect(() => parseConfig({ FOGHORN_WORKER_COMPACT_INTERVAL: bad })).toThrow(/FOGHORN_WORKER_COMPACT_INTERVAL/);
+  });
+
   it('lists every bad variable at once', () => {
     let error: ConfigError | undefined;
     try {

@@ -71,6 +71,11 @@ describe('docker-compose.yml', () => {
     expect(services[name].command).toEqual(command);
   });
 
+  it('runs the worker as foghorn dev runs its own: a full young generation, two malloc arenas', () => {
+    expect(services.worker.entrypoint).toEqual(['node', '--min-semi-space-size=16', 'dist/cli/main.js']);
+    expect(envOf(services.worker).MALLOC_ARENA_MAX).toBe('2');
+  });
+
   it('depends_on only names services that exist', () => {
     const known = new Set(Object.keys(services));
     for (const [name, service] of Object.entries(services)) {
