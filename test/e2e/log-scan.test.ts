@@ -156,6 +156,8 @@ describe('no secret in the logs of a whole run (e2e)', () => {
     expect(llm.requests.some((r) => r.body.response_format)).toBe(true); // the key was used for insights
     expect(llm.requests.some((r) => !r.body.response_format)).toBe(true); // and for the chat turn
 
+    // The worker compacts its heaps on its schedule (worker/heap-compaction.ts): one at least.
+    await until('a heap compaction', () => proc.output().includes('"msg":"heaps compacted"'), 60_000, proc.output);
     await proc.stop();
     const output = proc.output();
     // The scan looks at real, verbose output: request lines (trace for probes) and the SDK's.
@@ -163,8 +165,8 @@ describe('no secret in the logs of a whole run (e2e)', () => {
     expect(output).toContain('POST /api/v1/alerts/alertmanager 202');
     expect(output).toContain('/incidents?access_token=[REDACTED]');
     expect(output.split(admin)).toHaveLength(2); // once: the banner
-    // The worker compacted its heaps: the main thread's and the workflow thread's (one run at
-    // least; one under way as the worker stops may find the workflow thread gone).
+    // Each compaction is the main thread's and the workflow thread's (one under way as the worker
+    // stops may find the workflow thread gone).
     const compactions = output
       .split('\n')
       .filter((line) => line.includes('"msg":"heaps compacted"'))
