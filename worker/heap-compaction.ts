@@ -15,7 +15,7 @@ export interface HeapCompaction {
  * thread's (activities, the SDK's connection) and each workflow thread's (the workflow cache).
  *
  * Why: V8's own memory reducer runs only when allocation lets up, which a storm never does, so
- * the worker carried 50–80 MiB of garbage it had not collected yet above live heaps that do not
+ * the worker carried 60–80 MiB of garbage it had not collected yet above live heaps that do not
  * grow (docs/benchmarks.md, "Eleventh pass" and "Twelfth pass").
  *
  * How: the in-process inspector (no port is opened), the only handle Node gives on the workflow
