@@ -48,19 +48,25 @@ export function scheduleHeapCompaction(intervalMs: number, logger: Pick<Logger, 
   // Attaches to the threads there are and to those started later.
   session.post('NodeWorker.enable', { waitForDebuggerOnStart: false });
 
+  let stopped = false;
   const collectMain = () =>
     new Promise<void>((resolve, reject) =>
-      session.post('HeapProfiler.collectGarbage', (err) => (err ? reject(err) : resolve())),
+      // Stopping closes the session, which fails what is under way: that ends quietly.
+      session.post('HeapProfiler.collectGarbage', (err) => (err && !stopped ? reject(err) : resolve())),
     );
   const collectThread = (sessionId: string) =>
     new Promise<void>((resolve, reject) => {
       const id = ++nextId;
       pending.set(id, { sessionId, settle: (err) => (err ? reject(err) : resolve()) });
       const message = JSON.stringify({ id, method: 'HeapProfiler.collectGarbage' });
-      session.post('NodeWorker.sendMessageToWorker', { sessionId, message }, (err) => err && settle(id, err));
+      session.post(
+        'NodeWorker.sendMessageToWorker',
+        { sessionId, message },
+        (err) => err && settle(id, stopped ? undefined : err),
+      );
     });
 
-  // A function, not a promise: the main thread's collection runs inside `session.post`.
+  // A function, not a promise: the clock starts before the collection is asked for.
   const timed = async (collect: () => Promise<void>) => {
     const start = performance.now();
     await collect();
@@ -72,7 +78,10 @@ export function scheduleHeapCompaction(intervalMs: number, logger: Pick<Logger, 
       try {
         const pauses = [await timed(collectMain)];
         // One isolate at a time: the threads' pauses do not stack up on the same moment.
-        for (const sessionId of [...threads]) pauses.push(await timed(() => collectThread(sessionId)));
+        for (const sessionId of [...threads]) {
+          if (stopped) break; // the worker is shutting down: a run under way ends quietly
+          pauses.push(await timed(() => collectThread(sessionId)));
+        }
         return pauses;
       } finally {
         running = undefined;
@@ -91,9 +100,10 @@ export function scheduleHeapCompaction(intervalMs: number, logger: Pick<Logger, 
   return {
     compactNow,
     stop() {
+      stopped = true;
       clearInterval(timer);
+      for (const id of [...pending.keys()]) settle(id);
       session.disconnect();
-      for (const id of [...pending.keys()]) settle(id, new Error('heap compaction stopped'));
     },
   };
 }

@@ -126,3 +126,14 @@ it('runs on its schedule until stopped, and a thread that exits does not hold it
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+it('ends a run under way quietly when the worker stops', async () => {
+  await startThread();
+  const { records, logger } = recordingLogger();
+  compaction = scheduleHeapCompaction(3_600_000, logger);
+  await until('the thread attached', async () => (await compaction!.compactNow()).length === 2, 30_000);
+  const run = compaction.compactNow();
+  compaction.stop();
+  await expect(run).resolves.toEqual(expect.any(Array));
+  expect(records).toEqual([]);
+});
