@@ -7,7 +7,8 @@ import { until } from '../harness/processes';
 /**
  * A thread like the SDK's workflow thread: it builds ~40 MiB that survives into the old
  * generation, drops it, and then idles (allocating nothing, so V8 starts no full collection of
- * its own). It answers `stats` with its heap in use and the full collections it has seen.
+ * its own for several seconds: its memory reducer waits; the checks come sooner). It answers
+ * `stats` with its heap in use and the full collections it has seen.
  */
 const THREAD = `
 const { parentPort } = require('node:worker_threads');
