@@ -59,11 +59,8 @@ export function scheduleHeapCompaction(intervalMs: number, logger: Pick<Logger, 
       const id = ++nextId;
       pending.set(id, { sessionId, settle: (err) => (err ? reject(err) : resolve()) });
       const message = JSON.stringify({ id, method: 'HeapProfiler.collectGarbage' });
-      session.post(
-        'NodeWorker.sendMessageToWorker',
-        { sessionId, message },
-        (err) => err && settle(id, stopped ? undefined : err),
-      );
+      // After a stop this finds nothing to settle: stop() settled it before closing the session.
+      session.post('NodeWorker.sendMessageToWorker', { sessionId, message }, (err) => err && settle(id, err));
     });
 
   // A function, not a promise: the clock starts before the collection is asked for.

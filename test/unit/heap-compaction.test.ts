@@ -46,6 +46,7 @@ interface ThreadStats {
 }
 
 const MiB = 1024 * 1024;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const threads: Worker[] = [];
 let compaction: HeapCompaction | undefined;
 
@@ -125,8 +126,6 @@ it('runs on its schedule until stopped, and a thread that exits does not hold it
   await sleep(1_000);
   expect((await other.stats()).majors).toBe(stopped);
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 it('ends a run under way quietly when the worker stops', async () => {
   await startThread();
