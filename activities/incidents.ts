@@ -231,7 +231,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       state: IncidentState;
       at: string;
       event?: Omit<TimelineEvent, 'timestamp'>;
-    }): Promise<void> {
+    }): Promise<boolean> {
       const at = new Date(input.at);
       const updated = await updateIncident(input.name, {
         state: input.state,
@@ -239,6 +239,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
         ...(input.state === 'Escalated' && { escalatedAt: at }),
       });
       if (updated && input.event) await appendTimeline(input.name, [event({ ...input.event, timestamp: at })]);
+      return updated !== undefined; // false: resolved meanwhile (or gone), nothing moved
     },
 
     /**
@@ -257,7 +258,8 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       const [best] = matchRunbooks(incident, candidates);
       if (!best) return null;
       const now = new Date();
-      await updateIncident(incident.name, { runbook: best.runbook, lastUpdated: now });
+      // Resolved meanwhile: the match is moot, and the timeline ends with the resolve.
+      if (!(await updateIncident(incident.name, { runbook: best.runbook, lastUpdated: now }))) return best;
       await appendTimeline(incident.name, [
         event({
           timestamp: now,

@@ -22,6 +22,7 @@ import { createReconcileActivities } from './reconcile';
 import { createRemediationActivities } from './remediation';
 import { createRemediationVerifyActivities } from './remediation-verify';
 import { createTranscriptionActivities } from './transcribe';
+import { createTriageActivities } from './triage';
 
 export interface ActivityDeps {
   config: Config;
@@ -39,10 +40,16 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
         model: config.FOGHORN_LLM_MODEL,
       }
     : undefined;
+  const incidents = createIncidentActivities({
+    annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX,
+    ...(llm && { llm }),
+  });
+  const remediation = createRemediationActivities(config, llm !== undefined);
   return {
     recordAudit,
     ...createAuditExportActivities(),
-    ...createIncidentActivities({ annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX, ...(llm && { llm }) }),
+    ...incidents,
+    ...createTriageActivities(incidents, remediation),
     ...createPostmortemActivities(),
     ...createClusterHealthActivities(),
     ...createChatActivities(config),
@@ -52,7 +59,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createAgentToolActivities({ config, client, taskQueue }),
     ...createAgentLlmActivities(llm),
     ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
-    ...createRemediationActivities(config, llm !== undefined),
+    ...remediation,
     ...createRemediationVerifyActivities(),
     ...createAgenticActivities(llm),
     ...createApprovalActivities(),

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { Config } from '../domain/config';
-import { splitResource, type Severity } from '../domain/incident';
+import { splitResource, type Severity, type TimelineEvent } from '../domain/incident';
 import { KUBE_ERROR_TYPES, MAX_REPLICAS, type KubeTarget } from '../domain/kube-actions';
 import { formatMemory, formatCpu, memoryBytes, cpuMillis } from '../domain/quantity';
 import {
@@ -20,7 +20,13 @@ import {
   type RemediationOptions,
   type Strategy,
 } from '../domain/remediation';
-import { publicStep, type KubeStepInput, type PreparedPlan, type ResolvedKubeStep } from '../domain/remediation-plan';
+import {
+  publicStep,
+  type KubeStepInput,
+  type PreparedPlan,
+  type ResolvedKubeStep,
+  type Verdict,
+} from '../domain/remediation-plan';
 import { matchRunbooks } from '../domain/runbook-match';
 import { parseDuration } from '../domain/duration';
 import type { ActionOf, RunbookAction } from '../domain/runbook';
@@ -53,6 +59,20 @@ async function mustGetIncident(name: string): Promise<IncidentRecord> {
   if (!incident) throw new Error(`incident ${name} does not exist`);
   return incident;
 }
+/** A plan's `Verification` event, keyed: recorded once however often it is written. */
+function verificationEvent(plan: PlanRecord, verdict: Verdict, at: Date): { key: string; event: TimelineEvent } {
+  return {
+    key: `${plan.name}/verification`,
+    event: {
+      timestamp: at,
+      type: 'Verification',
+      source: 'remediation-engine',
+      message: `${plan.name} verification ${verdict.passed ? 'passed' : 'failed'}: ${verdict.summary}`,
+      details: { plan: plan.name, passed: verdict.passed, checked: verdict.checked, seen: verdict.seen },
+    },
+  };
+}
+
 async function mustGetPlan(name: string): Promise<PlanRecord> {
   const plan = await getPlan(name);
   if (!plan) throw new Error(`remediation plan ${name} does not exist`);
@@ -135,13 +155,23 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
   /**
    * Makes attempt `attempt`'s plan once: its `RP-…` name, the steps with templates filled (or
    * why it cannot start), its risk and whether a person must approve it; `RemediationStarted`.
+   * `remediating` moves the incident to `Remediating` in the same write (one-step triage).
    */
-  async function preparePlan(input: { name: string; attempt: number; strategy: Strategy }): Promise<PreparedPlan> {
+  async function preparePlan(input: {
+    name: string;
+    attempt: number;
+    strategy: Strategy;
+    remediating?: boolean;
+  }): Promise<PreparedPlan> {
     const incident = await mustGetIncident(input.name);
     const key = `${incident.name}/attempt/${input.attempt}`;
     const existing = await planByKey(key);
     const plan = existing ?? (await makePlan(incident, key, input));
-    await updateIncident(incident.name, { remediationAttempts: input.attempt, lastUpdated: new Date() });
+    await updateIncident(incident.name, {
+      remediationAttempts: input.attempt,
+      ...(input.remediating && { state: 'Remediating' as const }),
+      lastUpdated: new Date(),
+    });
     await appendTimeline(incident.name, [
       {
         key: `${plan.name}/started`,
@@ -439,33 +469,20 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
     },
 
     /** `Verification` on the timeline: what was checked and what was seen. */
-    async recordVerification(input: {
-      plan: string;
-      passed: boolean;
-      checked: string[];
-      seen: string[];
-      summary: string;
-    }): Promise<void> {
+    async recordVerification(input: { plan: string } & Verdict): Promise<void> {
       const plan = await mustGetPlan(input.plan);
-      await appendTimeline(plan.issueRef, [
-        {
-          key: `${plan.name}/verification`,
-          event: {
-            timestamp: new Date(),
-            type: 'Verification',
-            source: 'remediation-engine',
-            message: `${plan.name} verification ${input.passed ? 'passed' : 'failed'}: ${input.summary}`,
-            details: { plan: plan.name, passed: input.passed, checked: input.checked, seen: input.seen },
-          },
-        },
-      ]);
+      await appendTimeline(plan.issueRef, [verificationEvent(plan, input, new Date())]);
     },
 
-    /** The plan's end: final state and result, `RemediationCompleted|Failed`, the runbook's statistics. */
+    /**
+     * The plan's end: final state and result, `RemediationCompleted|Failed`, the runbook's
+     * statistics; with `verification`, its `Verification` event first (one activity, not two).
+     */
     async finishPlan(input: {
       plan: string;
       state: 'Completed' | 'Failed' | 'RolledBack';
       result: string;
+      verification?: Verdict;
     }): Promise<void> {
       const before = await mustGetPlan(input.plan);
       const at = new Date();
@@ -480,11 +497,13 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       }
       const plan = await mustGetPlan(input.plan);
       const completed = plan.state === 'Completed';
+      const ended = plan.completedAt ?? at;
       await appendTimeline(plan.issueRef, [
+        ...(input.verification ? [verificationEvent(plan, input.verification, ended)] : []),
         {
           key: `${plan.name}/finished`,
           event: {
-            timestamp: plan.completedAt ?? at,
+            timestamp: ended,
             type: completed ? 'RemediationCompleted' : 'RemediationFailed',
             source: 'remediation-engine',
             message: `${plan.name} ${plan.state}: ${plan.result}`,

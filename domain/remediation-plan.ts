@@ -41,6 +41,14 @@ export interface PreparedPlan {
   riskThreshold: number;
 }
 
+/** What a plan's verification found: passed or not, what was checked and seen, in one line. */
+export interface Verdict {
+  passed: boolean;
+  checked: string[];
+  seen: string[];
+  summary: string;
+}
+
 /**
  * A step as it may be shown or carried outside the plan record (workflow payloads, timeline,
  * audit, approvals, API views): an HTTP step's method and URL without credentials or query (never

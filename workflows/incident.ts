@@ -21,6 +21,7 @@ import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
 import type { NotificationActivities } from '../activities/notifications';
 import type { RemediationActivities } from '../activities/remediation';
+import type { TriageActivities } from '../activities/triage';
 import type { IncidentState, Severity } from '../domain/incident';
 import {
   CONFLICT,
@@ -31,7 +32,7 @@ import {
   type LiveState,
   type ResolveRequest,
 } from '../domain/incident-requests';
-import { chooseStrategy, type Strategy } from '../domain/remediation';
+import { chooseStrategy, type RemediationOptions, type Strategy } from '../domain/remediation';
 import type { PreparedPlan } from '../domain/remediation-plan';
 import {
   acknowledgeUpdate,
@@ -69,7 +70,7 @@ const acts = proxyActivities<IncidentActivities & RemediationActivities & Notifi
  * it falls back to the rules analyzer itself, so what fails an attempt is the store being
  * down: retried without a cap (the cap of 5 attempts failed the incident after ~1 min).
  */
-const analysis = proxyActivities<IncidentActivities>({
+const analysis = proxyActivities<IncidentActivities & TriageActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '10s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s' }, // unlimited attempts
@@ -294,8 +295,16 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     }
   })();
 
-  publish();
-  if (!input.carried?.pastTriage) {
+  if (input.carried?.pastTriage) publish();
+  else if (patched(ONE_STEP_TRIAGE)) {
+    // The triage activity writes Analyzing first: the search attributes say so from its start.
+    if (!resolved()) live.state = 'Analyzing';
+    publish();
+    const options = await analysis.triageIncident({ name, at: new Date().toISOString() });
+    const escalation = options ? await remediate(options) : undefined;
+    if (escalation !== undefined) await escalate(escalation);
+  } else {
+    publish();
     await moveTo('Analyzing');
     if (!resolved()) await analysis.analyzeIncident({ name });
     if (!resolved()) await acts.matchRunbook({ name });
@@ -379,9 +388,10 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
    * are used up, or a person said no (the escalation message is returned). A resolve by a
    * person cancels the running plan, which stops after its step in flight.
    */
-  async function remediate(): Promise<string | undefined> {
+  async function remediate(triaged?: RemediationOptions): Promise<string | undefined> {
     if (resolved()) return undefined;
-    const options = await acts.remediationOptions({ name });
+    // One-step triage gathered the options, and the move to Remediating rides with the plan.
+    const options = triaged ?? (await acts.remediationOptions({ name }));
     const tried: Strategy[] = [];
     for (let attempt = 1; !resolved(); attempt++) {
       if (attempt > options.maxAttempts)
@@ -392,8 +402,15 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
           ? 'No automatic remediation strategy is available; escalated to on-call'
           : `No remediation strategy left after ${attempt - 1} failed attempt(s); escalated to on-call`;
       tried.push(strategy);
-      if (live.state !== 'Remediating') await moveTo('Remediating');
-      const plan = await CancellationScope.nonCancellable(() => acts.preparePlan({ name, attempt, strategy }));
+      const remediating = live.state !== 'Remediating';
+      if (remediating && !triaged) await moveTo('Remediating');
+      const plan = await CancellationScope.nonCancellable(() =>
+        acts.preparePlan({ name, attempt, strategy, ...(remediating && triaged && { remediating }) }),
+      );
+      if (remediating && triaged && !resolved()) {
+        live.state = 'Remediating';
+        publish();
+      }
       if (resolved()) {
         // Resolved while the plan was being made: it never starts, and its record says so.
         await CancellationScope.nonCancellable(() =>
@@ -511,6 +528,11 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   }
 }
 
+/**
+ * Runs before this change triaged in five activities (Analyzing, analysis, runbook match, options,
+ * Remediating); newer ones in one, with Remediating written by the plan's preparation.
+ */
+const ONE_STEP_TRIAGE = 'one-step-triage';
 /** Runs before this change had no signal inbox: they never drain one unasked. */
 const SIGNAL_INBOX = 'signal-inbox';
 /** Inbox signals recorded per activity. */

@@ -39,6 +39,7 @@ import {
   type KubeStepInput,
   type KubeStepResult,
   type PreparedPlan,
+  type Verdict,
 } from '../domain/remediation-plan';
 import { HTTP_STEP_ACTIVITY_OPTIONS, SCRIPT_STEP_ACTIVITY_OPTIONS } from '../domain/remediation-steps';
 import type { RunbookAction } from '../domain/runbook';
@@ -136,8 +137,15 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     state = next;
     publish();
   };
-  const finish = async (end: RemediationOutcome['state'], result: string, extra: Partial<RemediationOutcome> = {}) => {
-    await CancellationScope.nonCancellable(() => acts.finishPlan({ plan: plan.name, state: end, result }));
+  const finish = async (
+    end: RemediationOutcome['state'],
+    result: string,
+    extra: Partial<RemediationOutcome> = {},
+    verification?: Verdict,
+  ) => {
+    await CancellationScope.nonCancellable(() =>
+      acts.finishPlan({ plan: plan.name, state: end, result, ...(verification && { verification }) }),
+    );
     state = end;
     publish();
     return { state: end, result, ...extra };
@@ -192,7 +200,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     }
 
     await moveTo('Verifying');
-    let verdict: Awaited<ReturnType<typeof verification>>;
+    let verdict: Verdict;
     try {
       verdict = await verification();
     } catch (err) {
@@ -201,6 +209,9 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       const why = failureText(err);
       verdict = { passed: false, checked: [], seen: [why], summary: `verification could not run: ${why}` };
     }
+    // A verified runbook ends here: its Verification event is written with its end.
+    if (verdict.passed && !plan.agentic && patched(VERIFICATION_WITH_FINISH))
+      return await finish('Completed', `verified: ${verdict.summary}`, {}, verdict);
     await acts.recordVerification({ plan: plan.name, ...verdict });
     if (verdict.passed) {
       if (plan.agentic) await acts.offerRunbook({ plan: plan.name });
@@ -445,7 +456,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
    * Passes when the target is healthy again and no new firing signal joined during the window.
    * The health wait runs in real time (an activity); the rest of the window is a durable timer.
    */
-  async function verification(): Promise<{ passed: boolean; checked: string[]; seen: string[]; summary: string }> {
+  async function verification(): Promise<Verdict> {
     const windowMs = plan.verifyWindowMs;
     const window = formatDuration(windowMs);
     const before = joined;
@@ -612,5 +623,7 @@ function describeAction(a: RunbookAction): string {
   return params === '{}' ? a.type : `${a.type} ${params}`;
 }
 
+/** Runs before this change recorded a passed verification in an activity of its own; newer ones with the plan's end. */
+const VERIFICATION_WITH_FINISH = 'verification-with-finish';
 /** Runs before this change sent Notify steps to the chat home channel; newer ones use the policy's channels. */
 const NOTIFY_STEP_CHANNELS = 'notify-step-channels';
