@@ -20,7 +20,8 @@ import {
 import { redact } from '../domain/redact';
 import { isDuplicateKey } from './connection';
 import { AuditCheckpointModel, AuditRecordModel } from './models';
-import { allocateName } from './names';
+import { GroupInsert } from './group-insert';
+import { allocateNamesAt } from './names';
 import { findPage, type Page } from './pagination';
 
 /**
@@ -58,47 +59,117 @@ export function currentAuditKey(): string {
   return key;
 }
 
-/**
- * The one audit writer (DESIGN §9), used by the API and by activities.
- * Appends are serialised in-process (cheap, no retries between our own writers); across
- * processes the unique `seq` index decides, and the loser re-reads the tail and retries.
- */
-let tail: Promise<unknown> = Promise.resolve();
+/** One record asked for: its content, its time and, from activities, the key that makes it once. */
+interface Append {
+  entry: AuditEntry;
+  at: Date;
+  idempotencyKey?: string;
+}
 
-export function appendAudit(entry: AuditEntry, at: Date = new Date(), idempotencyKey?: string): Promise<AuditRecord> {
-  const next = tail.then(() => appendNow(entry, at, idempotencyKey));
-  tail = next.catch(() => undefined);
-  return next;
+/**
+ * The one audit writer (DESIGN §9), used by the API and by activities. Appends are group-committed
+ * in-process: those asked for while a write is in flight go out together as the next one, chained
+ * in the order they were asked (a burst of remediations asks for hundreds at once, and five
+ * commands each, one record at a time, was a queue of its own: docs/benchmarks.md, "Thirteenth
+ * pass"). Across processes the unique `seq` index decides, and the loser re-reads the tail and
+ * retries.
+ */
+const appends = new GroupInsert<Append, AuditRecord | Error>(appendMany, 100);
+
+export async function appendAudit(
+  entry: AuditEntry,
+  at: Date = new Date(),
+  idempotencyKey?: string,
+): Promise<AuditRecord> {
+  const [result] = await appends.add([{ entry, at, ...(idempotencyKey && { idempotencyKey }) }]);
+  if (result instanceof Error) throw result;
+  return result;
 }
 
 const MAX_TRIES = 100;
 
 const RECORD_FIELDS = { _id: 0, idempotencyKey: 0 };
 
-async function appendNow(entry: AuditEntry, at: Date, idempotencyKey?: string): Promise<AuditRecord> {
+/**
+ * Appends a batch in order; each ask gets its record, or the error that refused its entry alone.
+ * An event already written under its idempotency key (a retried activity, or another process
+ * first) is returned, not written again, and so is one asked for twice in the batch.
+ */
+async function appendMany(batch: Append[]): Promise<(AuditRecord | Error)[]> {
   const key = currentAuditKey();
-  const existing = async () =>
-    idempotencyKey ? await AuditRecordModel.findOne({ idempotencyKey }, RECORD_FIELDS).lean<AuditRecord>() : null;
-  const done = await existing();
-  if (done) return done;
-  const id = await allocateName('audit', at);
-  for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
+  const results: (AuditRecord | Error | undefined)[] = new Array(batch.length);
+  const unsettled = (indexes: number[]) => indexes.filter((i) => results[i] === undefined);
+  const findWritten = async (indexes: number[]) => {
+    const keys = [...new Set(indexes.flatMap((i) => batch[i].idempotencyKey ?? []))];
+    if (keys.length === 0) return;
+    const found = await AuditRecordModel.find({ idempotencyKey: { $in: keys } }, { _id: 0 }).lean<
+      (AuditRecord & { idempotencyKey: string })[]
+    >();
+    const byKey = new Map(found.map(({ idempotencyKey, ...record }) => [idempotencyKey, record]));
+    for (const i of indexes) results[i] = byKey.get(batch[i].idempotencyKey ?? '') ?? results[i];
+  };
+
+  const contents = batch.map((a) => normalise(a.entry));
+  await findWritten(batch.map((_, i) => i));
+  const firstAsk = new Map<string, number>();
+  const repeats: [number, number][] = [];
+  let todo = unsettled(batch.map((_, i) => i)).filter((i) => {
+    const invalid = new AuditRecordModel({
+      ...contents[i],
+      id: '-',
+      seq: 1,
+      timestamp: batch[i].at,
+      checksum: '-',
+    }).validateSync();
+    if (invalid) results[i] = invalid;
+    const asked = batch[i].idempotencyKey;
+    if (invalid || !asked) return !invalid;
+    const first = firstAsk.get(asked);
+    if (first === undefined) firstAsk.set(asked, i);
+    else repeats.push([i, first]);
+    return first === undefined;
+  });
+  const ids = await allocateNamesAt(
+    'audit',
+    todo.map((i) => batch[i].at),
+  );
+  const idOf = new Map(todo.map((i, n) => [i, ids[n]]));
+
+  for (let attempt = 0; todo.length > 0; attempt++) {
+    if (attempt >= MAX_TRIES) throw new Error(`audit append lost the race ${MAX_TRIES} times`);
     const last = await AuditRecordModel.findOne({}, { seq: 1, checksum: 1 }).sort({ seq: -1 }).lean();
-    const unsigned = { ...normalise(entry), id, seq: (last?.seq ?? 0) + 1, timestamp: at };
-    const record: AuditRecord = {
-      ...unsigned,
-      checksum: keyedAuditChecksum(unsigned, last?.checksum ?? GENESIS_CHECKSUM, key),
-    };
+    let seq = last?.seq ?? 0;
+    let previous = last?.checksum ?? GENESIS_CHECKSUM;
+    const records = todo.map((i): AuditRecord => {
+      const unsigned = { ...contents[i], id: idOf.get(i)!, seq: ++seq, timestamp: batch[i].at };
+      previous = keyedAuditChecksum(unsigned, previous, key);
+      return { ...unsigned, checksum: previous };
+    });
     try {
-      await AuditRecordModel.create({ ...record, ...(idempotencyKey && { idempotencyKey }) });
-      return record;
+      // Validated above: no documents to build again. Ordered: a record never lands without its predecessor.
+      await AuditRecordModel.insertMany(
+        records.map((r, n) => ({
+          ...r,
+          ...(batch[todo[n]].idempotencyKey && { idempotencyKey: batch[todo[n]].idempotencyKey }),
+        })),
+        { ordered: true, lean: true },
+      );
+      todo.forEach((i, n) => (results[i] = records[n]));
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
-      const raced = await existing(); // another process wrote the same event first
-      if (raced) return raced;
+      // Another process took a `seq` (or wrote one of these events first). What got in before it
+      // stays (the ids are ours alone); the rest re-reads the tail.
+      const landed = await AuditRecordModel.find({ id: { $in: records.map((r) => r.id) } }, { _id: 0, id: 1 }).lean<
+        { id: string }[]
+      >();
+      const ids = new Set(landed.map((r) => r.id));
+      todo.forEach((i, n) => ids.has(records[n].id) && (results[i] = records[n]));
+      await findWritten(unsettled(todo));
     }
+    todo = unsettled(todo);
   }
-  throw new Error(`audit append lost the race ${MAX_TRIES} times`);
+  for (const [i, first] of repeats) results[i] = results[first];
+  return results as (AuditRecord | Error)[];
 }
 
 /**

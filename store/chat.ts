@@ -30,7 +30,9 @@ export async function saveChatMessage(message: NewChatMessage, acceptedAt = new 
 }
 
 /** Messages accepted at once share inserts (validated above: no documents to build again). */
-const messageInserts = new GroupInsert<object>((docs) => ChatMessage.insertMany(docs, { ordered: true, lean: true }));
+const messageInserts = new GroupInsert<object>(async (docs) => {
+  await ChatMessage.insertMany(docs, { ordered: true, lean: true });
+});
 
 export async function getChatMessage(messageId: string): Promise<ChatMessageRecord | null> {
   return ChatMessage.findOne({ messageId }).lean<ChatMessageRecord>();

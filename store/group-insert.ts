@@ -4,20 +4,21 @@
  * storm of small inserts costs the store one command per round trip rather than one per request.
  * Each caller's promise settles with the insert that carried its documents: resolved means
  * stored, so "durable before acknowledged" holds per caller. Documents keep the order they were
- * added in (an ordered insert), which keeps a queue's order.
+ * added in (an ordered insert), which keeps a queue's order. An insert that returns one result
+ * per document (`R`) hands each caller the results of its own documents.
  */
-export class GroupInsert<T> {
-  private waiting: { docs: T[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
+export class GroupInsert<T, R = never> {
+  private waiting: { docs: T[]; resolve: (results: R[]) => void; reject: (err: unknown) => void }[] = [];
   private flushing = false;
 
   constructor(
-    private readonly insert: (docs: T[]) => Promise<unknown>,
+    private readonly insert: (docs: T[]) => Promise<R[] | void>,
     /** At most this many documents per command (a caller's documents are never split). */
     private readonly maxDocs = 1000,
   ) {}
 
-  add(docs: T[]): Promise<void> {
-    if (docs.length === 0) return Promise.resolve();
+  add(docs: T[]): Promise<R[]> {
+    if (docs.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       this.waiting.push({ docs, resolve, reject });
       if (!this.flushing) void this.flush();
@@ -33,8 +34,9 @@ export class GroupInsert<T> {
         count += this.waiting[take++].docs.length;
       const batch = this.waiting.splice(0, take);
       try {
-        await this.insert(batch.flatMap((b) => b.docs));
-        for (const b of batch) b.resolve();
+        const results = await this.insert(batch.flatMap((b) => b.docs));
+        let from = 0;
+        for (const b of batch) b.resolve(results ? results.slice(from, (from += b.docs.length)) : []);
       } catch (err) {
         // Nothing of the batch is acknowledged: its callers answer an error and their senders
         // retry (an ordered insert failing midway may have stored a prefix, as one caller's could).

@@ -27,3 +27,44 @@ export async function allocateName(prefix: NamePrefix, at: Date = new Date()): P
   }
   throw new Error(`could not allocate a ${prefix} name after ${MAX_TRIES} tries`);
 }
+
+/** A name for each of `ats`, in order: one counter step and one insert of claims per day among them. */
+export async function allocateNamesAt(prefix: NamePrefix, ats: readonly Date[]): Promise<string[]> {
+  const names: string[] = new Array(ats.length);
+  const byDay = new Map<string, number[]>();
+  ats.forEach((at, i) => byDay.set(dayKey(at), [...(byDay.get(dayKey(at)) ?? []), i]));
+  for (const indexes of byDay.values()) {
+    const got = await allocateNames(prefix, ats[indexes[0]], indexes.length);
+    indexes.forEach((i, n) => (names[i] = got[n]));
+  }
+  return names;
+}
+
+/**
+ * `count` names from one counter step: one increment, one insert of all their claims. A name
+ * whose claim fails (a racing caller saw the same counter values) is replaced by allocateName's.
+ */
+async function allocateNames(prefix: NamePrefix, at: Date, count: number): Promise<string[]> {
+  if (count <= 1) return count === 1 ? [await allocateName(prefix, at)] : [];
+  const counter = await Counter.findOneAndUpdate(
+    { _id: `${prefix}-${dayKey(at)}` },
+    { $inc: { seq: count } },
+    { upsert: true, returnDocument: 'after', lean: true },
+  );
+  const names = Array.from({ length: count }, (_, i) => formatName(prefix, at, counter!.seq - count + 1 + i));
+  const claimedAt = new Date();
+  let taken: number[] = [];
+  try {
+    await NameClaim.insertMany(
+      names.map((_id) => ({ _id, claimedAt })),
+      { ordered: false },
+    );
+  } catch (err) {
+    const { writeErrors } = err as { writeErrors?: { code?: number; index: number }[] };
+    // Anything but claims already taken (a broken connection too) leaves nothing known: it fails.
+    if (!isDuplicateKey(err) || !Array.isArray(writeErrors) || writeErrors.some((e) => e.code !== 11000)) throw err;
+    taken = writeErrors.map((e) => e.index);
+  }
+  for (const i of taken) names[i] = await allocateName(prefix, at);
+  return names;
+}

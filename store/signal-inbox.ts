@@ -11,9 +11,9 @@ export interface QueuedSignal {
 }
 
 // Validated by the caller's schema: no Mongoose documents to build.
-const inboxInserts = new GroupInsert<{ incident: string; signal: InboxSignal }>((docs) =>
-  SignalInboxModel.insertMany(docs, { ordered: true, lean: true }),
-);
+const inboxInserts = new GroupInsert<{ incident: string; signal: InboxSignal }>(async (docs) => {
+  await SignalInboxModel.insertMany(docs, { ordered: true, lean: true });
+});
 
 /**
  * Queues signals for an incident (ordered: they are recorded in this order); resolves once they

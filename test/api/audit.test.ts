@@ -23,8 +23,8 @@ import {
   verifyAuditChain,
   writeAuditCheckpoint,
 } from '../../store/audit';
-import { AuditCheckpointModel, AuditRecordModel } from '../../store/models';
-import { allocateName } from '../../store/names';
+import { AuditCheckpointModel, AuditRecordModel, NameClaim } from '../../store/models';
+import { allocateName, allocateNamesAt } from '../../store/names';
 import { useApi } from '../harness/api';
 import { TEST_AUDIT_KEY } from '../harness/mongo';
 
@@ -71,12 +71,59 @@ describe('audit log', () => {
     expect(report).toMatchObject({ intact: true, totalRecords: before + 45, verifiedRecords: before + 45 });
   }, 90_000);
 
+  it('group-commits concurrent appends: each event once, an invalid entry failing alone', async () => {
+    const before = await AuditRecordModel.countDocuments();
+    const commands: string[] = [];
+    // Mongoose's debug hook sees every collection call this process makes.
+    mongoose.set('debug', (collection: string, method: string) => void commands.push(`${collection}.${method}`));
+    let results: PromiseSettledResult<AuditRecord>[];
+    try {
+      results = await Promise.allSettled([
+        ...Array.from({ length: 30 }, (_, i) =>
+          appendAudit(entry(100 + i), new Date(), i < 10 ? `batch-key-${i % 5}` : undefined),
+        ),
+        appendAudit({ ...entry(99), user: '' }), // required: refused alone
+      ]);
+    } finally {
+      mongoose.set('debug', false);
+    }
+    const refused = results.pop()!;
+    expect(refused).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/user/) } });
+    const records = results.map((r) => (r as PromiseFulfilledResult<AuditRecord>).value);
+    // Asked twice under one key: the same record, written once.
+    for (let i = 0; i < 5; i++) expect(records[i + 5]).toEqual(records[i]);
+    expect(await AuditRecordModel.countDocuments()).toBe(before + 25);
+    expect(new Set(records.map((r) => r.seq)).size).toBe(25);
+    // Asked for at once, they were written in a few batches, not one command sequence each.
+    const inserts = commands.filter((c) => c === 'audit_records.insertMany').length;
+    expect(inserts).toBeGreaterThan(0);
+    expect(inserts).toBeLessThan(10);
+    expect(await verifyAuditChain()).toMatchObject({ intact: true, totalRecords: before + 25 });
+    // A retry of a keyed event (a retried activity) returns the stored record, writes nothing.
+    expect(await appendAudit(entry(103), new Date(), 'batch-key-3')).toEqual(records[3]);
+    expect(await AuditRecordModel.countDocuments()).toBe(before + 25);
+  });
+
   it('allocates unique names under concurrency', async () => {
     const names = await Promise.all(
       Array.from({ length: 60 }, () => allocateName('INC', new Date('2026-03-04T05:06:07Z'))),
     );
     expect(new Set(names).size).toBe(60);
     for (const n of names) expect(n).toMatch(/^INC-20260304-\d{3,}$/);
+  });
+
+  it('allocates names for many dates at once: in order, per day, skipping claims already taken', async () => {
+    const day1 = new Date('2026-05-06T23:59:00Z');
+    const day2 = new Date('2026-05-07T00:01:00Z');
+    const [first] = await Promise.all([allocateName('PM', day1)]);
+    // A claim a racing writer already holds (the embedded store's findAndModify is not atomic).
+    const next = Number(first.split('-')[2]) + 2;
+    await NameClaim.create({ _id: `PM-20260506-${String(next).padStart(3, '0')}`, claimedAt: new Date() });
+    const names = await allocateNamesAt('PM', [day1, day2, day1, day1, day2]);
+    expect(names.filter((n) => n.startsWith('PM-20260506-'))).toHaveLength(3);
+    expect([names[1], names[4]]).toEqual(['PM-20260507-001', 'PM-20260507-002']);
+    expect(new Set([first, ...names]).size).toBe(6);
+    expect(names).not.toContain(`PM-20260506-${String(next).padStart(3, '0')}`);
   });
 
   it('lists newest first with filters and pagination', async () => {

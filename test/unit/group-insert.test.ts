@@ -55,6 +55,19 @@ describe('GroupInsert', () => {
     expect(batches).toEqual([[0], [1, 2], [3, 4], [5, 6, 7, 8], [9]]);
   });
 
+  it('hands each caller the results of its own documents when the insert returns one per document', async () => {
+    let release = () => {};
+    let first = true;
+    const group = new GroupInsert<number, string>(async (docs) => {
+      if (first) await new Promise<void>((r) => (release = r));
+      first = false;
+      return docs.map((d) => `r${d}`);
+    });
+    const all = [group.add([0]), group.add([1, 2]), group.add([]), group.add([3])];
+    release();
+    expect(await Promise.all(all)).toEqual([['r0'], ['r1', 'r2'], [], ['r3']]);
+  });
+
   it('answers an empty add at once, without an insert', async () => {
     const insert = jest.fn(async () => undefined);
     await new GroupInsert<number>(insert).add([]);
