@@ -75,6 +75,41 @@ describe('replay of recorded histories', () => {
     expect(byChild.length + inRun.length).toBe(completed.length);
   });
 
+  it('has remediated incident histories of both triages: an activity a step, and one activity', () => {
+    const remediated = files
+      .map((f) => load(f).events)
+      .filter((events) =>
+        events.some(
+          (e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === 'remediationWorkflow',
+        ),
+      );
+    const activities = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+      events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    const stepwise = remediated.filter((events) => activities(events).includes('matchRunbook'));
+    const oneStep = remediated.filter((events) => patchIds(events).includes('one-step-triage'));
+    expect(stepwise.length).toBeGreaterThan(0);
+    expect(oneStep.length).toBeGreaterThan(0);
+    for (const events of oneStep)
+      expect(activities(events)).not.toEqual(expect.arrayContaining(['analyzeIncident', 'matchRunbook']));
+  });
+
+  it('has completed plan histories of both bookkeepings: activities, and local activities', () => {
+    const plans = files
+      .map((f) => load(f).events)
+      .filter(
+        (events) =>
+          events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'remediationWorkflow' &&
+          events.at(-1)!.workflowExecutionCompletedEventAttributes,
+      );
+    const local = plans.filter((events) => patchIds(events).includes('local-plan-bookkeeping'));
+    expect(local.length).toBeGreaterThan(0);
+    expect(plans.length).toBeGreaterThan(local.length);
+    for (const events of local)
+      expect(events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).not.toContain(
+        'finishPlan',
+      );
+  });
+
   it('replays every history on the current workflow code', async () => {
     const histories = files.map((f) => ({
       workflowId: f.replace(/\.pb$/, ''),
