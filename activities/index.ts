@@ -10,6 +10,7 @@ import { createCallbackActivities } from './callbacks';
 import { createChatActivities } from './chat';
 import { createClusterHealthActivities } from './cluster-health';
 import { createIncidentActivities } from './incidents';
+import { createIncidentStageActivities } from './incident-stages';
 import { createKubeActionActivities } from './kube-actions';
 import { createKubePreviewActivities } from './kube-preview';
 import { createKubeReadActivities } from './kube-reads';
@@ -22,7 +23,6 @@ import { createReconcileActivities } from './reconcile';
 import { createRemediationActivities } from './remediation';
 import { createRemediationVerifyActivities } from './remediation-verify';
 import { createTranscriptionActivities } from './transcribe';
-import { createTriageActivities } from './triage';
 
 export interface ActivityDeps {
   config: Config;
@@ -45,12 +45,13 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...(llm && { llm }),
   });
   const remediation = createRemediationActivities(config, llm !== undefined);
+  const postmortems = createPostmortemActivities();
   return {
     recordAudit,
     ...createAuditExportActivities(),
     ...incidents,
-    ...createTriageActivities(incidents, remediation),
-    ...createPostmortemActivities(),
+    ...createIncidentStageActivities(incidents, remediation, postmortems),
+    ...postmortems,
     ...createClusterHealthActivities(),
     ...createChatActivities(config),
     ...createCallbackActivities(config),

@@ -21,6 +21,9 @@ export interface AcknowledgeRequest {
   actor: Actor;
 }
 
+/** Inbox signals recorded per drain (store/signal-inbox.ts): by the incident workflow and its close. */
+export const INBOX_BATCH = 500;
+
 /** The longest snooze (DESIGN §4): checked by the API and the agent, and again by the workflow. */
 export const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
 

@@ -21,10 +21,11 @@ import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
 import type { NotificationActivities } from '../activities/notifications';
 import type { RemediationActivities } from '../activities/remediation';
-import type { TriageActivities } from '../activities/triage';
+import type { IncidentStageActivities } from '../activities/incident-stages';
 import type { IncidentState, Severity } from '../domain/incident';
 import {
   CONFLICT,
+  INBOX_BATCH,
   INVALID,
   SNOOZE_MAX_MS,
   SYSTEM_ACTOR,
@@ -68,9 +69,10 @@ const acts = proxyActivities<IncidentActivities & RemediationActivities & Notifi
 /**
  * Analysis may call an LLM: longer timeout, heartbeats (a dead worker is noticed in 10 s), and
  * it falls back to the rules analyzer itself, so what fails an attempt is the store being
- * down: retried without a cap (the cap of 5 attempts failed the incident after ~1 min).
+ * down: retried without a cap (the cap of 5 attempts failed the incident after ~1 min). The
+ * triage that holds it, and the close that writes the postmortem, run on the same terms.
  */
-const analysis = proxyActivities<IncidentActivities & TriageActivities>({
+const analysis = proxyActivities<IncidentActivities & IncidentStageActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '10s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s' }, // unlimited attempts
@@ -513,6 +515,15 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   await pump;
   await notified;
   await tellLadder(ladderResolvedSignal);
+  if (patched(ONE_STEP_CLOSE)) {
+    // One activity drains the inbox, writes the postmortem and drains it again.
+    inboxQueued = false;
+    await recordSignals(); // those signalled one by one (histories from before the inbox)
+    await condition(allHandlersFinished);
+    counted((await analysis.closeIncident({ name, firstIndex: signalsSeen })).recorded);
+    await recordSignals(); // told of more while it ran
+    return;
+  }
   // Whatever was queued up to the resolve is recorded before the postmortem is written.
   if (patched(SIGNAL_INBOX)) inboxQueued = true;
   await recordSignals();
@@ -533,10 +544,10 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
  * Remediating); newer ones in one, with Remediating written by the plan's preparation.
  */
 const ONE_STEP_TRIAGE = 'one-step-triage';
+/** Runs before this change closed in three activities (drain, postmortem, drain); newer ones in one. */
+const ONE_STEP_CLOSE = 'one-step-close';
 /** Runs before this change had no signal inbox: they never drain one unasked. */
 const SIGNAL_INBOX = 'signal-inbox';
-/** Inbox signals recorded per activity. */
-const INBOX_BATCH = 500;
 
 const RECORD_SIGNALS_AFTER_POSTMORTEM = 'record-signals-after-postmortem';
 /** Runs before this change wrote the postmortem in a child workflow (`<incident>-postmortem`). */

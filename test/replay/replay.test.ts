@@ -56,7 +56,7 @@ describe('replay of recorded histories', () => {
     expect([...signals]).toEqual(expect.arrayContaining(['correlate', 'signalsQueued']));
   });
 
-  it('has completed incident histories of both ways the postmortem is written: a child workflow, and in the run', () => {
+  it('has completed incident histories of the three ways the postmortem is written: a child workflow, in the run, in the close', () => {
     const completed = files
       .map((f) => load(f).events)
       .filter(
@@ -70,9 +70,11 @@ describe('replay of recorded histories', () => {
       ),
     );
     const inRun = completed.filter((events) => patchIds(events).includes('postmortem-in-run'));
+    const inClose = completed.filter((events) => patchIds(events).includes('one-step-close'));
     expect(byChild.length).toBeGreaterThan(0);
     expect(inRun.length).toBeGreaterThan(0);
-    expect(byChild.length + inRun.length).toBe(completed.length);
+    expect(inClose.length).toBeGreaterThan(0);
+    expect(byChild.length + inRun.length + inClose.length).toBe(completed.length);
   });
 
   it('has remediated incident histories of both triages: an activity a step, and one activity', () => {

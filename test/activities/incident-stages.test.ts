@@ -1,0 +1,138 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createIncidentActivities } from '../../activities/incidents';
+import { createRemediationActivities } from '../../activities/remediation';
+import { createIncidentStageActivities } from '../../activities/incident-stages';
+import { createPostmortemActivities } from '../../activities/postmortem';
+import { parseConfig } from '../../domain/config';
+import { runbookSpecSchema } from '../../domain/runbook';
+import { getIncident, getTimeline, openOrJoin, updateIncident } from '../../store/incidents';
+import { createRunbook } from '../../store/runbooks';
+import { enqueueSignals, queuedSignals } from '../../store/signal-inbox';
+import { useMongo } from '../harness/mongo';
+
+/**
+ * An incident's opening and closing stages, one activity each (workflows/incident.ts, patches
+ * `one-step-triage` and `one-step-close`), against the real store: each writes what the
+ * activities it replaces wrote, in their order, once however often it is retried.
+ */
+describe('incident stages', () => {
+  let mongo: Awaited<ReturnType<typeof useMongo>>;
+  let stages: ReturnType<typeof createIncidentStageActivities>;
+  beforeAll(async () => {
+    mongo = await useMongo();
+    const config = parseConfig({});
+    stages = createIncidentStageActivities(
+      createIncidentActivities({ annotationPrefix: 'foghorn.dev' }),
+      createRemediationActivities(config, false),
+      createPostmortemActivities(),
+    );
+    const spec = runbookSpecSchema.parse({
+      version: '1.0.0',
+      name: 'triage-custom-fix',
+      description: 'test runbook',
+      category: 'custom',
+      automated: true,
+      severity: ['low'],
+      targets: { signalTypes: ['Custom'], resourceKinds: ['Deployment'] },
+      steps: [{ type: 'Wait', params: { duration: '1s' } }],
+    });
+    expect((await createRunbook(spec)).created).toBe(true);
+  });
+  afterAll(() => mongo?.stop());
+
+  const open = async (resource: string) =>
+    (
+      await openOrJoin({
+        resource,
+        namespace: 'shop',
+        signalType: 'Custom',
+        severity: 'low',
+        description: 'test',
+        cluster: 'local',
+        labels: {},
+        detectionSource: 'api',
+      })
+    ).incident.name;
+
+  it('moves the incident to Analyzing, analyses it, matches its runbook and returns its options', async () => {
+    const name = await open('Deployment/checkout');
+    const at = new Date().toISOString();
+    const options = await new MockActivityEnvironment().run(stages.triageIncident, { name, at });
+
+    expect(options).toMatchObject({
+      maxAttempts: expect.any(Number),
+      deployment: true,
+      llm: false,
+      runbooks: [{ name: 'triage-custom-fix', usesKubernetes: false }],
+    });
+    const incident = await getIncident(name);
+    expect(incident).toMatchObject({ state: 'Analyzing', runbook: 'triage-custom-fix' });
+    expect(incident?.insight).toMatch(/^AI-/);
+    const types = (await getTimeline(name)).map((e) => e.type);
+    expect(types).toEqual(['Detection', 'Analysis', 'Analysis', 'RunbookMatch']);
+
+    // A retry (the same activity attempt's keys) writes nothing twice.
+    const env = new MockActivityEnvironment();
+    await env.run(stages.triageIncident, { name, at });
+    await env.run(stages.triageIncident, { name, at });
+    expect((await getTimeline(name)).map((e) => e.type)).toEqual(types);
+  });
+
+  it('does nothing for an incident resolved before it began', async () => {
+    const name = await open('Deployment/payments');
+    await updateIncident(name, { state: 'Resolved', resolvedAt: new Date() });
+
+    expect(
+      await new MockActivityEnvironment().run(stages.triageIncident, { name, at: new Date().toISOString() }),
+    ).toBeNull();
+    const incident = await getIncident(name);
+    expect(incident?.state).toBe('Resolved');
+    expect(incident?.insight).toBeFalsy();
+    expect((await getTimeline(name)).map((e) => e.type)).toEqual(['Detection']);
+  });
+
+  it('closes a resolved incident: queued signals, the postmortem, then signals queued meanwhile', async () => {
+    const name = await open('Deployment/search');
+    const signal = (i: number) => ({
+      signalType: 'Custom',
+      severity: 'low',
+      description: `again ${i}`,
+      source: 'alertmanager',
+      labels: {},
+      at: new Date(),
+    });
+    await updateIncident(name, { state: 'Resolved', resolvedAt: new Date(), resolvedBy: 'alice' });
+    await enqueueSignals(name, [signal(1), signal(2), signal(3)]);
+
+    // A fourth arrives while the postmortem is written.
+    const { generatePostmortem } = createPostmortemActivities();
+    const { closeIncident } = createIncidentStageActivities(
+      createIncidentActivities({ annotationPrefix: 'foghorn.dev' }),
+      createRemediationActivities(parseConfig({}), false),
+      {
+        generatePostmortem: async (input) => {
+          await enqueueSignals(name, [signal(4)]);
+          return generatePostmortem(input);
+        },
+      },
+    );
+
+    const env = new MockActivityEnvironment();
+    const closed = (await env.run(closeIncident, { name, firstIndex: 0 })) as { postmortem: string };
+    expect(closed).toEqual({ recorded: 4, postmortem: expect.stringMatching(/^PM-/) });
+    expect(await queuedSignals(name, 10)).toEqual([]);
+    const events = await getTimeline(name);
+    // (The timeline orders by time: the fourth's event carries its own, before the postmortem's.)
+    const count = (type: string) => events.filter((e) => e.type === type).length;
+    expect([count('SignalCorrelated'), count('PostMortemGenerated')]).toEqual([4, 1]);
+    expect(events.some((e) => e.type === 'SignalCorrelated' && /again 4/.test(e.message))).toBe(true);
+    expect(await getIncident(name)).toMatchObject({ postmortem: closed.postmortem, correlatedSignalCount: 4 });
+
+    // A retry finds nothing left to record and the same postmortem.
+    expect(await env.run(stages.closeIncident, { name, firstIndex: 4 })).toEqual({
+      recorded: 0,
+      postmortem: closed.postmortem,
+    });
+    expect(await getTimeline(name)).toHaveLength(events.length);
+  });
+});
