@@ -20,6 +20,22 @@ const patchIds = (events: temporal.api.history.v1.IHistoryEvent[]) =>
     return data ? [(JSON.parse(Buffer.from(data).toString()) as { id: string }).id] : [];
   });
 
+/** The activities a run scheduled, in order. */
+const activities = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+  events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+/** Whether a run started a child workflow of `type`. */
+const startedChild = (events: temporal.api.history.v1.IHistoryEvent[], type: string) =>
+  events.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === type);
+/** The histories of runs of `type` that completed. */
+const completedRuns = (type: string) =>
+  files
+    .map((f) => load(f).events)
+    .filter(
+      (events) =>
+        events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === type &&
+        events.at(-1)!.workflowExecutionCompletedEventAttributes,
+    );
+
 describe('replay of recorded histories', () => {
   // Every long-lived type. The reconciler's runs last seconds and the schedule starts a fresh
   // one every minute, so none is in flight across an upgrade (and the time-skipping server
@@ -57,18 +73,8 @@ describe('replay of recorded histories', () => {
   });
 
   it('has completed incident histories of the three ways the postmortem is written: a child workflow, in the run, in the close', () => {
-    const completed = files
-      .map((f) => load(f).events)
-      .filter(
-        (events) =>
-          events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'incidentWorkflow' &&
-          events.at(-1)!.workflowExecutionCompletedEventAttributes,
-      );
-    const byChild = completed.filter((events) =>
-      events.some(
-        (e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === 'postmortemWorkflow',
-      ),
-    );
+    const completed = completedRuns('incidentWorkflow');
+    const byChild = completed.filter((events) => startedChild(events, 'postmortemWorkflow'));
     const inRun = completed.filter((events) => patchIds(events).includes('postmortem-in-run'));
     const inClose = completed.filter((events) => patchIds(events).includes('one-step-close'));
     expect(byChild.length).toBeGreaterThan(0);
@@ -78,15 +84,7 @@ describe('replay of recorded histories', () => {
   });
 
   it('has remediated incident histories of both triages: an activity a step, and one activity', () => {
-    const remediated = files
-      .map((f) => load(f).events)
-      .filter((events) =>
-        events.some(
-          (e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === 'remediationWorkflow',
-        ),
-      );
-    const activities = (events: temporal.api.history.v1.IHistoryEvent[]) =>
-      events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    const remediated = files.map((f) => load(f).events).filter((events) => startedChild(events, 'remediationWorkflow'));
     const stepwise = remediated.filter((events) => activities(events).includes('matchRunbook'));
     const oneStep = remediated.filter((events) => patchIds(events).includes('one-step-triage'));
     expect(stepwise.length).toBeGreaterThan(0);
@@ -96,20 +94,11 @@ describe('replay of recorded histories', () => {
   });
 
   it('has completed plan histories of both bookkeepings: activities, and local activities', () => {
-    const plans = files
-      .map((f) => load(f).events)
-      .filter(
-        (events) =>
-          events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'remediationWorkflow' &&
-          events.at(-1)!.workflowExecutionCompletedEventAttributes,
-      );
+    const plans = completedRuns('remediationWorkflow');
     const local = plans.filter((events) => patchIds(events).includes('local-plan-bookkeeping'));
     expect(local.length).toBeGreaterThan(0);
     expect(plans.length).toBeGreaterThan(local.length);
-    for (const events of local)
-      expect(events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [])).not.toContain(
-        'finishPlan',
-      );
+    for (const events of local) expect(activities(events)).not.toContain('finishPlan');
   });
 
   it('replays every history on the current workflow code', async () => {
