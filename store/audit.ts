@@ -109,26 +109,34 @@ async function appendMany(batch: Append[]): Promise<(AuditRecord | Error)[]> {
     for (const i of indexes) results[i] = byKey.get(batch[i].idempotencyKey ?? '') ?? results[i];
   };
 
-  const contents = batch.map((a) => normalise(a.entry));
   await findWritten(batch.map((_, i) => i));
+  const contents: AuditEntry[] = [];
   const firstAsk = new Map<string, number>();
   const repeats: [number, number][] = [];
-  let todo = unsettled(batch.map((_, i) => i)).filter((i) => {
-    const invalid = new AuditRecordModel({
-      ...contents[i],
-      id: '-',
-      seq: 1,
-      timestamp: batch[i].at,
-      checksum: '-',
-    }).validateSync();
-    if (invalid) results[i] = invalid;
-    const asked = batch[i].idempotencyKey;
-    if (invalid || !asked) return !invalid;
-    const first = firstAsk.get(asked);
-    if (first === undefined) firstAsk.set(asked, i);
-    else repeats.push([i, first]);
-    return first === undefined;
-  });
+  let todo: number[] = [];
+  for (const [i, { entry, at, idempotencyKey: asked }] of batch.entries()) {
+    if (results[i]) continue;
+    try {
+      contents[i] = normalise(entry);
+      const invalid = new AuditRecordModel({
+        ...contents[i],
+        id: '-',
+        seq: 1,
+        timestamp: at,
+        checksum: '-',
+      }).validateSync();
+      if (invalid) throw invalid;
+    } catch (err) {
+      results[i] = err instanceof Error ? err : new Error(String(err)); // this entry alone is refused
+      continue;
+    }
+    const first = asked === undefined ? undefined : firstAsk.get(asked);
+    if (first !== undefined) repeats.push([i, first]);
+    else {
+      if (asked) firstAsk.set(asked, i);
+      todo.push(i);
+    }
+  }
   const ids = await allocateNamesAt(
     'audit',
     todo.map((i) => batch[i].at),
