@@ -118,14 +118,7 @@ async function appendMany(batch: Append[]): Promise<(AuditRecord | Error)[]> {
     if (results[i]) continue;
     try {
       contents[i] = normalise(entry);
-      const invalid = new AuditRecordModel({
-        ...contents[i],
-        id: '-',
-        seq: 1,
-        timestamp: at,
-        checksum: '-',
-      }).validateSync();
-      if (invalid) throw invalid;
+      await new AuditRecordModel({ ...contents[i], id: '-', seq: 1, timestamp: at, checksum: '-' }).validate();
     } catch (err) {
       results[i] = err instanceof Error ? err : new Error(String(err)); // this entry alone is refused
       continue;
