@@ -54,7 +54,10 @@ export function createIncidentStageActivities(
     /**
      * The close of a resolved incident: the signals queued up to now, its postmortem, then those
      * queued while it was written (an acknowledged alert is never dropped). Signals recorded from
-     * `firstIndex` on; returns how many.
+     * `firstIndex` on; returns how many. A retry after the first drain starts again from
+     * `firstIndex`: signals queued after that drain are recorded on the timeline, but the
+     * incident's count can miss as many as that drain recorded (the three activities this
+     * replaces had the same gap, narrower, between a drain's dequeue and its completion).
      */
     async closeIncident(input: {
       name: string;
