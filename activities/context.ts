@@ -13,12 +13,13 @@ const HEARTBEAT_MS = 3_000;
 
 /**
  * Runs `fn` while heartbeating: a dead worker's attempt is noticed within the heartbeat timeout
- * instead of the whole start-to-close timeout.
+ * instead of the whole start-to-close timeout. `progress`, when given, is sent with each beat:
+ * the next attempt finds the last one sent in `Context.current().info.heartbeatDetails`.
  */
-export async function withHeartbeat<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+export async function withHeartbeat<T>(fn: (signal: AbortSignal) => Promise<T>, progress?: () => unknown): Promise<T> {
   const activity = Context.current();
-  activity.heartbeat();
-  const beat = setInterval(() => activity.heartbeat(), HEARTBEAT_MS);
+  activity.heartbeat(progress?.());
+  const beat = setInterval(() => activity.heartbeat(progress?.()), HEARTBEAT_MS);
   try {
     return await fn(activity.cancellationSignal);
   } finally {

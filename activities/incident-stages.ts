@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { INBOX_BATCH } from '../domain/incident-requests';
 import type { RemediationOptions } from '../domain/remediation';
 import { withHeartbeat } from './context';
@@ -54,21 +55,25 @@ export function createIncidentStageActivities(
     /**
      * The close of a resolved incident: the signals queued up to now, its postmortem, then those
      * queued while it was written (an acknowledged alert is never dropped). Signals recorded from
-     * `firstIndex` on; returns how many. A retry after the first drain starts again from
-     * `firstIndex`: signals queued after that drain are recorded on the timeline, but the
-     * incident's count can miss as many as that drain recorded (the three activities this
-     * replaces had the same gap, narrower, between a drain's dequeue and its completion).
+     * `firstIndex` on; returns how many. How many its drains recorded travels in the heartbeat,
+     * so an attempt after a failed one (the postmortem's write, say) goes on counting from there:
+     * started again from `firstIndex`, it would take signals queued meanwhile for ones already
+     * counted, and the incident's count would come up short.
      */
     async closeIncident(input: {
       name: string;
       firstIndex: number;
     }): Promise<{ recorded: number; postmortem: string }> {
+      const activity = Context.current();
+      let recorded = (activity.info.heartbeatDetails as { recorded?: number } | undefined)?.recorded ?? 0;
+      const progress = () => ({ recorded });
       return withHeartbeat(async () => {
-        const before = await drain(input.name, input.firstIndex);
+        recorded += await drain(input.name, input.firstIndex + recorded);
+        activity.heartbeat(progress());
         const postmortem = await postmortems.generatePostmortem({ incident: input.name });
-        const after = await drain(input.name, input.firstIndex + before);
-        return { recorded: before + after, postmortem };
-      });
+        recorded += await drain(input.name, input.firstIndex + recorded);
+        return { recorded, postmortem };
+      }, progress);
     },
   };
 }

@@ -135,4 +135,42 @@ describe('incident stages', () => {
     });
     expect(await getTimeline(name)).toHaveLength(events.length);
   });
+
+  it('goes on counting after a failed attempt: signals queued meanwhile are counted too', async () => {
+    const name = await open('Deployment/cart');
+    const signal = (i: number) => ({
+      signalType: 'Custom',
+      severity: 'low',
+      description: `retry ${i}`,
+      source: 'alertmanager',
+      labels: {},
+      at: new Date(),
+    });
+    await updateIncident(name, { state: 'Resolved', resolvedAt: new Date(), resolvedBy: 'alice' });
+    await enqueueSignals(name, [signal(1), signal(2), signal(3)]);
+    const incidents = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
+    const remediation = createRemediationActivities(parseConfig({}), false);
+
+    // The first attempt drains three, then its postmortem fails.
+    const failing = createIncidentStageActivities(incidents, remediation, {
+      generatePostmortem: async () => {
+        throw new Error('store unavailable');
+      },
+    });
+    const first = new MockActivityEnvironment();
+    const beats: unknown[] = [];
+    first.on('heartbeat', (details: unknown) => beats.push(details));
+    await expect(first.run(failing.closeIncident, { name, firstIndex: 0 })).rejects.toThrow('store unavailable');
+    expect(beats.at(-1)).toEqual({ recorded: 3 });
+
+    // Two more arrive before the retry, which starts from the last heartbeat's progress.
+    await enqueueSignals(name, [signal(4), signal(5)]);
+    const retry = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: beats.at(-1) });
+    expect(await retry.run(stages.closeIncident, { name, firstIndex: 0 })).toEqual({
+      recorded: 5,
+      postmortem: expect.stringMatching(/^PM-/),
+    });
+    expect(await getIncident(name)).toMatchObject({ correlatedSignalCount: 5 });
+    expect((await getTimeline(name)).filter((e) => e.type === 'SignalCorrelated')).toHaveLength(5);
+  });
 });
