@@ -54,6 +54,22 @@ describe('incident stages', () => {
       })
     ).incident.name;
 
+  /** An incident resolved by a person, for the close. */
+  const openResolved = async (resource: string) => {
+    const name = await open(resource);
+    await updateIncident(name, { state: 'Resolved', resolvedAt: new Date(), resolvedBy: 'alice' });
+    return name;
+  };
+  /** A duplicate alert as the inbox holds it. */
+  const signal = (i: number) => ({
+    signalType: 'Custom',
+    severity: 'low',
+    description: `again ${i}`,
+    source: 'alertmanager',
+    labels: {},
+    at: new Date(),
+  });
+
   it('moves the incident to Analyzing, analyses it, matches its runbook and returns its options', async () => {
     const name = await open('Deployment/checkout');
     const at = new Date().toISOString();
@@ -92,16 +108,7 @@ describe('incident stages', () => {
   });
 
   it('closes a resolved incident: queued signals, the postmortem, then signals queued meanwhile', async () => {
-    const name = await open('Deployment/search');
-    const signal = (i: number) => ({
-      signalType: 'Custom',
-      severity: 'low',
-      description: `again ${i}`,
-      source: 'alertmanager',
-      labels: {},
-      at: new Date(),
-    });
-    await updateIncident(name, { state: 'Resolved', resolvedAt: new Date(), resolvedBy: 'alice' });
+    const name = await openResolved('Deployment/search');
     await enqueueSignals(name, [signal(1), signal(2), signal(3)]);
 
     // A fourth arrives while the postmortem is written.
@@ -137,16 +144,7 @@ describe('incident stages', () => {
   });
 
   it('goes on counting after a failed attempt: signals queued meanwhile are counted too', async () => {
-    const name = await open('Deployment/cart');
-    const signal = (i: number) => ({
-      signalType: 'Custom',
-      severity: 'low',
-      description: `retry ${i}`,
-      source: 'alertmanager',
-      labels: {},
-      at: new Date(),
-    });
-    await updateIncident(name, { state: 'Resolved', resolvedAt: new Date(), resolvedBy: 'alice' });
+    const name = await openResolved('Deployment/cart');
     await enqueueSignals(name, [signal(1), signal(2), signal(3)]);
     const incidents = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
     const remediation = createRemediationActivities(parseConfig({}), false);
