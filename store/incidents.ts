@@ -8,6 +8,7 @@ import {
 } from '../domain/incident-record';
 import { isDuplicateKey } from './connection';
 import { DedupEntryModel, IncidentModel, TimelineEventModel } from './models';
+import { GroupInsert } from './group-insert';
 import { allocateName } from './names';
 import { findPage, type Page } from './pagination';
 
@@ -100,30 +101,49 @@ export async function clearDedupEntry(incident: Pick<IncidentRecord, 'name' | 'r
 }
 
 /**
- * Appends events once each, in one insert: the key makes a retried activity a no-op (the events
- * it already stored are refused as duplicates, the rest go in). An invalid event throws before
- * anything is written.
+ * Appends events once each: the key makes a retried activity a no-op (the events it already
+ * stored are refused as duplicates, the rest go in). An invalid event throws before anything is
+ * written. Concurrent appends, of any incidents, share one insert (`timelineInserts`).
  */
 export async function appendTimeline(incident: string, events: { key: string; event: TimelineEvent }[]): Promise<void> {
   if (events.length === 0) return;
   const docs = events.map(({ key, event }) => new TimelineEventModel({ incident, key, ...event }));
   await Promise.all(docs.map((doc) => doc.validate()));
-  try {
-    await TimelineEventModel.insertMany(docs, { ordered: false });
-  } catch (err) {
-    if (!onlyDuplicateKeys(err)) throw err;
-  }
+  const refused = (await timelineInserts.add(docs.map((doc) => doc.toObject()))).find((r) => r !== null);
+  if (refused) throw refused;
 }
 
 /**
- * A bulk insert refused only for duplicate keys. The driver also reports a broken connection as
- * a bulk error, with the network error's code and no write errors: nothing is known to be stored
- * then, so it must fail (treating it as "all duplicates" once let a drain dequeue signals whose
- * timeline events were never written: the crash test with MongoDB killed caught it).
+ * Timeline inserts, group-committed: a burst of remediations appends hundreds of events at once,
+ * and an insert each was the store's largest count of writes (docs/benchmarks.md, "Fourteenth
+ * pass"). Unordered, so a duplicate key refuses its event alone; each caller hears of its own.
+ * Documents come validated by appendTimeline, hence `lean`.
  */
-function onlyDuplicateKeys(err: unknown): boolean {
-  const { writeErrors } = err as { writeErrors?: { code?: number }[] };
-  return isDuplicateKey(err) && (!Array.isArray(writeErrors) || writeErrors.every((e) => e.code === 11000));
+const timelineInserts = new GroupInsert<object, Error | null>(async (docs) => {
+  const results: (Error | null)[] = docs.map(() => null);
+  try {
+    await TimelineEventModel.insertMany(docs, { ordered: false, lean: true });
+  } catch (err) {
+    for (const e of refusedDocuments(err)) if (e.code !== 11000) results[e.index] = new Error(e.errmsg);
+  }
+  return results;
+}, 500);
+
+/**
+ * The documents an unordered bulk insert refused; throws when nothing is known of the insert.
+ * The driver reports a broken connection as a bulk error too, with the network error's code and
+ * no write errors (or those of an earlier batch): nothing is known to be stored then, so it must
+ * fail (treating it as "all duplicates" once let a drain dequeue signals whose timeline events
+ * were never written: the crash test with MongoDB killed caught it). The server's own refusals
+ * give the bulk error the first one's code.
+ */
+function refusedDocuments(err: unknown): { index: number; code?: number; errmsg?: string }[] {
+  const { code, writeErrors } = err as {
+    code?: unknown;
+    writeErrors?: { index: number; code?: number; errmsg?: string }[];
+  };
+  if (!Array.isArray(writeErrors) || writeErrors.length === 0 || writeErrors[0].code !== code) throw err;
+  return writeErrors;
 }
 
 export async function getIncident(name: string): Promise<IncidentRecord | undefined> {

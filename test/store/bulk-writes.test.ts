@@ -1,3 +1,4 @@
+import mongoose from 'mongoose';
 import { appendTimeline } from '../../store/incidents';
 import { TimelineEventModel } from '../../store/models';
 import { enqueueSignals, queuedSignals, type InboxSignal } from '../../store/signal-inbox';
@@ -25,6 +26,32 @@ describe('bulk writes (real MongoDB-wire server)', () => {
     const invalid = { ...event(9), event: { ...event(9).event, timestamp: new Date('not a date') } };
     await expect(appendTimeline('INC-2', [event(8), invalid])).rejects.toThrow(/timestamp/);
     expect(await TimelineEventModel.countDocuments({ incident: 'INC-2' })).toBe(0);
+  });
+
+  it('shares inserts among concurrent appends of many incidents, each refused only its own repeats', async () => {
+    await appendTimeline('INC-30', [signalEvent('INC-30', 0)]);
+    const inserts: string[] = [];
+    mongoose.set('debug', (collection: string, method: string) => {
+      if (collection === 'timeline_events' && method === 'insertMany') inserts.push(method);
+    });
+    try {
+      await Promise.all(
+        Array.from({ length: 30 }, (_, n) =>
+          appendTimeline(
+            `INC-${30 + (n % 3)}`,
+            [0, 1].map((i) => signalEvent(`INC-${30 + (n % 3)}`, Math.floor(n / 3) * 2 + i)),
+          ),
+        ),
+      );
+    } finally {
+      mongoose.set('debug', false);
+    }
+    expect(inserts.length).toBeLessThan(30);
+    for (const incident of ['INC-30', 'INC-31', 'INC-32']) {
+      const keys = (await TimelineEventModel.find({ incident }).lean()).map((e) => e.key).sort();
+      // INC-30's first event was there before: refused as a repeat, it failed nobody.
+      expect(keys).toEqual(Array.from({ length: 20 }, (_, i) => `${incident}/signal/${i}`).sort());
+    }
   });
 
   it('queues concurrent callers’ signals, each caller’s in order, none lost', async () => {
