@@ -2,15 +2,10 @@ import { Context } from '@temporalio/activity';
 import { INBOX_BATCH } from '../domain/incident-requests';
 import type { RemediationOptions } from '../domain/remediation';
 import { withHeartbeat } from './context';
-import type { createIncidentActivities } from './incidents';
+import { categoryRunbooks, type IncidentSteps } from './incidents';
 import type { createPostmortemActivities } from './postmortem';
-import type { createRemediationActivities } from './remediation';
+import type { createRemediationOptions } from './remediation';
 
-type IncidentSteps = Pick<
-  ReturnType<typeof createIncidentActivities>,
-  'setIncidentState' | 'analyzeIncident' | 'matchRunbook' | 'drainSignalInbox'
->;
-type RemediationSteps = Pick<ReturnType<typeof createRemediationActivities>, 'remediationOptions'>;
 type PostmortemSteps = Pick<ReturnType<typeof createPostmortemActivities>, 'generatePostmortem'>;
 
 /**
@@ -21,7 +16,7 @@ type PostmortemSteps = Pick<ReturnType<typeof createPostmortemActivities>, 'gene
  */
 export function createIncidentStageActivities(
   incidents: IncidentSteps,
-  remediation: RemediationSteps,
+  remediationOptions: ReturnType<typeof createRemediationOptions>,
   postmortems: PostmortemSteps,
 ) {
   /** Records what waits in the inbox, a batch at a time until it is found empty; how many. */
@@ -40,15 +35,17 @@ export function createIncidentStageActivities(
   return {
     /**
      * Triage: `Analyzing`, the analysis, the runbook match and the remediation options. Null
-     * when the incident was resolved (or is gone) before it began.
+     * when the incident was resolved (or is gone) before it began. The incident is read once,
+     * by the first write, and each step hands the next the record its own write returned.
      */
     async triageIncident(input: { name: string; at: string }): Promise<RemediationOptions | null> {
-      return withHeartbeat(async () => {
-        const { name } = input;
-        if (!(await incidents.setIncidentState({ name, state: 'Analyzing', at: input.at }))) return null;
-        await incidents.analyzeIncident({ name });
-        await incidents.matchRunbook({ name });
-        return remediation.remediationOptions({ name });
+      return withHeartbeat(async (signal) => {
+        const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
+        if (!analyzing) return null;
+        const runbooks = await categoryRunbooks(analyzing);
+        const analysed = await incidents.analyze(analyzing, runbooks, signal);
+        const { incident } = await incidents.match(analysed.incident, runbooks);
+        return remediationOptions(incident, runbooks, analysed.insight);
       });
     },
 

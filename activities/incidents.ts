@@ -25,7 +25,7 @@ import {
 import { dequeueSignals, queuedSignals, type InboxSignal } from '../store/signal-inbox';
 import { getInsightByIncident, storeInsightOnce, type InsightRecord } from '../store/insights';
 import { allocateName } from '../store/names';
-import { runbooksInCategory } from '../store/runbooks';
+import { runbooksInCategory, type RunbookRecord } from '../store/runbooks';
 import { idempotencyKey, withHeartbeat } from './context';
 import { analyzeWithLlm, llmContext, type LlmConfig } from './llm';
 
@@ -94,33 +94,37 @@ async function recordSignals(
   );
 }
 
-/** The incident workflow's side effects. Each is idempotent (keyed writes, conditional updates). */
-export function createIncidentActivities(deps: IncidentActivityDeps) {
-  const audit = (
-    incident: IncidentRecord,
-    action: 'incident.acknowledge' | 'incident.snooze' | 'incident.resolve',
-    actor: AcknowledgeRequest['actor'],
-    details: Record<string, unknown>,
-    at: Date,
-  ) =>
-    appendAudit(
-      { action, ...actor, resource: incident.name, resourceType: 'Incident', namespace: incident.namespace, details },
-      at,
-      idempotencyKey('audit'),
-    );
+/** What an analysis leaves: the activity's result, the stored insight, the incident after it. */
+interface Analysed {
+  result: { insight: string; provider: string; model: string };
+  insight: InsightRecord;
+  incident: IncidentRecord;
+}
 
-  /** analyzeIncident's work; `signal` aborts when the attempt is cancelled (shutdown, timeout). */
-  async function analyze(
-    input: { name: string },
-    signal: AbortSignal,
-  ): Promise<{ insight: string; provider: string; model: string }> {
-    const incident = await mustGet(input.name);
+type RunbookChoice = { runbook: string; tier: number; matchScore: number };
+
+/** The runbooks an incident's analysis and match choose from. */
+export const categoryRunbooks = (incident: Pick<IncidentRecord, 'signalType'>) =>
+  runbooksInCategory(categoryForSignal(incident.signalType));
+
+/**
+ * The incident workflow's steps on records already read: the activities below read, then call
+ * them; a stage (activities/incident-stages.ts) runs several on one read, each handing the next
+ * the incident as its write left it (a remediated incident's triage read it three times).
+ */
+export function createIncidentSteps(deps: IncidentActivityDeps) {
+  /**
+   * Writes the incident's one insight (analyzeIncident's work) from a record and its category's
+   * runbooks already read; `signal` aborts when the attempt is cancelled (shutdown, timeout).
+   * Returns the stored insight and the incident as its analysis left it.
+   */
+  async function analyze(incident: IncidentRecord, runbooks: RunbookRecord[], signal: AbortSignal): Promise<Analysed> {
     // A retry after the insight was stored (a crash or an outage in between) finishes the writes
     // that follow it: the insight is the commit point, everything after it is idempotent.
     const existing = await getInsightByIncident(incident.name);
     if (existing) return recordAnalysis(incident, existing);
 
-    const ctx = await analysisContext(incident);
+    const ctx = await analysisContext(incident, runbooks);
     const provider = deps.llm ? { provider: 'openai-compatible', model: deps.llm.model } : RULES_PROVIDER;
     const startedAt = new Date();
     await appendTimeline(incident.name, [
@@ -161,7 +165,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
 
     const now = new Date();
     const name = await allocateName('AI', now);
-    await storeInsightOnce({
+    const stored = await storeInsightOnce({
       name,
       namespace: incident.namespace,
       issueRef: incident.name,
@@ -181,16 +185,13 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       generatedAt: now,
       creationTimestamp: now,
     });
-    return recordAnalysis(incident, (await getInsightByIncident(incident.name))!);
+    return recordAnalysis(incident, stored);
   }
 
   /** The incident's analysis result and the closing Analysis event, both from the stored insight. */
-  async function recordAnalysis(
-    incident: IncidentRecord,
-    stored: InsightRecord,
-  ): Promise<{ insight: string; provider: string; model: string }> {
+  async function recordAnalysis(incident: IncidentRecord, stored: InsightRecord): Promise<Analysed> {
     const fallbackReason = stored.fallbackReason ?? '';
-    await updateIncident(incident.name, {
+    const updated = await updateIncident(incident.name, {
       insight: stored.name,
       analyzedAt: stored.generatedAt,
       analysisResult: {
@@ -222,24 +223,103 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
         'done',
       ),
     ]);
-    return { insight: stored.name, provider: stored.provider, model: stored.model };
+    return {
+      result: { insight: stored.name, provider: stored.provider, model: stored.model },
+      insight: stored,
+      incident: updated ?? incident, // resolved meanwhile: the record as read
+    };
   }
 
+  /**
+   * Picks the best runbook by tier (DESIGN §8) among the category's and records it; null when
+   * none fits. Returns the incident as the match left it.
+   */
+  async function match(
+    incident: IncidentRecord,
+    runbooks: RunbookRecord[],
+  ): Promise<{ best: RunbookChoice | null; incident: IncidentRecord }> {
+    const [best] = matchRunbooks(incident, runbooks);
+    if (!best) return { best: null, incident };
+    const now = new Date();
+    const updated = await updateIncident(incident.name, { runbook: best.runbook, lastUpdated: now });
+    // Resolved meanwhile: the match is moot, and the timeline ends with the resolve.
+    if (!updated) return { best, incident };
+    await appendTimeline(incident.name, [
+      event({
+        timestamp: now,
+        type: 'RunbookMatch',
+        source: 'remediation-engine',
+        message: `Runbook ${best.runbook} matches (tier ${best.tier})`,
+        details: { runbook: best.runbook, matchScore: best.matchScore, tier: best.tier },
+      }),
+    ]);
+    return { best, incident: updated };
+  }
+
+  /** Moves the incident to `state`; its record after the move, undefined when resolved meanwhile (or gone). */
+  async function enterState(input: {
+    name: string;
+    state: IncidentState;
+    at: string;
+    event?: Omit<TimelineEvent, 'timestamp'>;
+  }): Promise<IncidentRecord | undefined> {
+    const at = new Date(input.at);
+    const updated = await updateIncident(input.name, {
+      state: input.state,
+      lastUpdated: at,
+      ...(input.state === 'Escalated' && { escalatedAt: at }),
+    });
+    if (updated && input.event) await appendTimeline(input.name, [event({ ...input.event, timestamp: at })]);
+    return updated;
+  }
+
+  /**
+   * Records the oldest queued signals of the incident (store/signal-inbox.ts), then removes
+   * them from the queue. Keyed by their queue id, so a retry records each once. Answers how
+   * many it recorded: fewer than `limit` means the queue was empty when read.
+   */
+  async function drainSignalInbox(input: {
+    name: string;
+    firstIndex: number;
+    afterResolution: boolean;
+    limit: number;
+  }): Promise<{ recorded: number }> {
+    const queued = await queuedSignals(input.name, input.limit);
+    if (queued.length === 0) return { recorded: 0 };
+    await recordSignals(
+      input.name,
+      queued.map((q) => ({ key: q.id, signal: q.signal })),
+      input.firstIndex,
+      input.afterResolution,
+    );
+    await dequeueSignals(queued.map((q) => q.id));
+    return { recorded: queued.length };
+  }
+
+  return { analyze, match, enterState, drainSignalInbox };
+}
+
+export type IncidentSteps = ReturnType<typeof createIncidentSteps>;
+
+/** The incident workflow's side effects. Each is idempotent (keyed writes, conditional updates). */
+export function createIncidentActivities(deps: IncidentActivityDeps) {
+  const steps = createIncidentSteps(deps);
+  const audit = (
+    incident: IncidentRecord,
+    action: 'incident.acknowledge' | 'incident.snooze' | 'incident.resolve',
+    actor: AcknowledgeRequest['actor'],
+    details: Record<string, unknown>,
+    at: Date,
+  ) =>
+    appendAudit(
+      { action, ...actor, resource: incident.name, resourceType: 'Incident', namespace: incident.namespace, details },
+      at,
+      idempotencyKey('audit'),
+    );
+
   return {
-    async setIncidentState(input: {
-      name: string;
-      state: IncidentState;
-      at: string;
-      event?: Omit<TimelineEvent, 'timestamp'>;
-    }): Promise<boolean> {
-      const at = new Date(input.at);
-      const updated = await updateIncident(input.name, {
-        state: input.state,
-        lastUpdated: at,
-        ...(input.state === 'Escalated' && { escalatedAt: at }),
-      });
-      if (updated && input.event) await appendTimeline(input.name, [event({ ...input.event, timestamp: at })]);
-      return updated !== undefined; // false: resolved meanwhile (or gone), nothing moved
+    async setIncidentState(input: Parameters<IncidentSteps['enterState']>[0]): Promise<boolean> {
+      return (await steps.enterState(input)) !== undefined; // false: resolved meanwhile (or gone), nothing moved
     },
 
     /**
@@ -248,28 +328,16 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
      * Heartbeats throughout, so only a dead worker (not a slow model or store) ends an attempt early.
      */
     async analyzeIncident(input: { name: string }): Promise<{ insight: string; provider: string; model: string }> {
-      return withHeartbeat((signal) => analyze(input, signal));
+      return withHeartbeat(async (signal) => {
+        const incident = await mustGet(input.name);
+        return (await steps.analyze(incident, await categoryRunbooks(incident), signal)).result;
+      });
     },
 
     /** Picks the best runbook by tier (DESIGN §8) and records it; null when none fits. */
-    async matchRunbook(input: { name: string }): Promise<{ runbook: string; tier: number; matchScore: number } | null> {
+    async matchRunbook(input: { name: string }): Promise<RunbookChoice | null> {
       const incident = await mustGet(input.name);
-      const candidates = await runbooksInCategory(categoryForSignal(incident.signalType));
-      const [best] = matchRunbooks(incident, candidates);
-      if (!best) return null;
-      const now = new Date();
-      // Resolved meanwhile: the match is moot, and the timeline ends with the resolve.
-      if (!(await updateIncident(incident.name, { runbook: best.runbook, lastUpdated: now }))) return best;
-      await appendTimeline(incident.name, [
-        event({
-          timestamp: now,
-          type: 'RunbookMatch',
-          source: 'remediation-engine',
-          message: `Runbook ${best.runbook} matches (tier ${best.tier})`,
-          details: { runbook: best.runbook, matchScore: best.matchScore, tier: best.tier },
-        }),
-      ]);
-      return best;
+      return (await steps.match(incident, await categoryRunbooks(incident))).best;
     },
 
     /** Joins signals sent to the workflow (histories from before the inbox): keyed by their index. */
@@ -287,28 +355,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       );
     },
 
-    /**
-     * Records the oldest queued signals of the incident (store/signal-inbox.ts), then removes
-     * them from the queue. Keyed by their queue id, so a retry records each once. Answers how
-     * many it recorded: fewer than `limit` means the queue was empty when read.
-     */
-    async drainSignalInbox(input: {
-      name: string;
-      firstIndex: number;
-      afterResolution: boolean;
-      limit: number;
-    }): Promise<{ recorded: number }> {
-      const queued = await queuedSignals(input.name, input.limit);
-      if (queued.length === 0) return { recorded: 0 };
-      await recordSignals(
-        input.name,
-        queued.map((q) => ({ key: q.id, signal: q.signal })),
-        input.firstIndex,
-        input.afterResolution,
-      );
-      await dequeueSignals(queued.map((q) => q.id));
-      return { recorded: queued.length };
-    },
+    drainSignalInbox: steps.drainSignalInbox,
 
     async acknowledgeIncident(input: { name: string; request: AcknowledgeRequest; at: string }): Promise<void> {
       const at = new Date(input.at);
@@ -451,11 +498,8 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
 export type IncidentActivities = ReturnType<typeof createIncidentActivities>;
 
 /** The facts the analyzers see: the incident, its neighbours in time, candidate runbooks. */
-async function analysisContext(incident: IncidentRecord): Promise<AnalysisContext> {
-  const [related, runbooks] = await Promise.all([
-    relatedOpenIncidents(incident, CORRELATION_WINDOW_MS),
-    runbooksInCategory(categoryForSignal(incident.signalType)),
-  ]);
+async function analysisContext(incident: IncidentRecord, runbooks: RunbookRecord[]): Promise<AnalysisContext> {
+  const related = await relatedOpenIncidents(incident, CORRELATION_WINDOW_MS);
   return {
     incident: {
       name: incident.name,

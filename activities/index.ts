@@ -9,7 +9,7 @@ import { createAuditExportActivities } from './audit-export';
 import { createCallbackActivities } from './callbacks';
 import { createChatActivities } from './chat';
 import { createClusterHealthActivities } from './cluster-health';
-import { createIncidentActivities } from './incidents';
+import { createIncidentActivities, createIncidentSteps } from './incidents';
 import { createIncidentStageActivities } from './incident-stages';
 import { createKubeActionActivities } from './kube-actions';
 import { createKubePreviewActivities } from './kube-preview';
@@ -20,7 +20,7 @@ import { createNotificationActivities } from './notifications';
 import { createPostmortemActivities } from './postmortem';
 import { createKubeWatchActivities } from './kube-watch';
 import { createReconcileActivities } from './reconcile';
-import { createRemediationActivities } from './remediation';
+import { createRemediationActivities, createRemediationOptions } from './remediation';
 import { createRemediationVerifyActivities } from './remediation-verify';
 import { createTranscriptionActivities } from './transcribe';
 
@@ -40,17 +40,17 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
         model: config.FOGHORN_LLM_MODEL,
       }
     : undefined;
-  const incidents = createIncidentActivities({
-    annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX,
-    ...(llm && { llm }),
-  });
-  const remediation = createRemediationActivities(config, llm !== undefined);
+  const incidentDeps = { annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX, ...(llm && { llm }) };
   const postmortems = createPostmortemActivities();
   return {
     recordAudit,
     ...createAuditExportActivities(),
-    ...incidents,
-    ...createIncidentStageActivities(incidents, remediation, postmortems),
+    ...createIncidentActivities(incidentDeps),
+    ...createIncidentStageActivities(
+      createIncidentSteps(incidentDeps),
+      createRemediationOptions(config, llm !== undefined),
+      postmortems,
+    ),
     ...postmortems,
     ...createClusterHealthActivities(),
     ...createChatActivities(config),
@@ -60,7 +60,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createAgentToolActivities({ config, client, taskQueue }),
     ...createAgentLlmActivities(llm),
     ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
-    ...remediation,
+    ...createRemediationActivities(config, llm !== undefined),
     ...createRemediationVerifyActivities(),
     ...createAgenticActivities(llm),
     ...createApprovalActivities(),

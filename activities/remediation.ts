@@ -33,7 +33,7 @@ import type { ActionOf, RunbookAction } from '../domain/runbook';
 import { categoryForSignal } from '../domain/vocabulary';
 import { appendAudit } from '../store/audit';
 import { appendTimeline, getIncident, updateIncident, type IncidentRecord } from '../store/incidents';
-import { getInsightByIncident } from '../store/insights';
+import { getInsightByIncident, type InsightRecord } from '../store/insights';
 import { allocateName } from '../store/names';
 import {
   appendAgenticAction,
@@ -47,7 +47,13 @@ import {
   updatePlan,
   type PlanRecord,
 } from '../store/remediations';
-import { createRunbook, getRunbook, recordRunbookExecution, runbooksInCategory } from '../store/runbooks';
+import {
+  createRunbook,
+  getRunbook,
+  recordRunbookExecution,
+  runbooksInCategory,
+  type RunbookRecord,
+} from '../store/runbooks';
 import { redact } from '../domain/redact';
 import type { HttpStepResult, ScriptStepResult } from '../domain/remediation-steps';
 import { kubeCall } from './kube-actions';
@@ -89,12 +95,51 @@ function generatedSteps(insight: { suggestedActions?: unknown[] } | undefined) {
 }
 
 /**
+ * The remediation options of an incident already read, from its category's runbooks and its
+ * insight (the triage holds all three: activities/incident-stages.ts).
+ */
+export function createRemediationOptions(config: Config, llmConfigured: boolean) {
+  return async function options(
+    incident: IncidentRecord,
+    candidates: RunbookRecord[],
+    insight: InsightRecord | undefined,
+  ): Promise<RemediationOptions> {
+    const byName = new Map(candidates.map((r) => [r.name, r]));
+    const steps = generatedSteps(insight);
+    return {
+      maxAttempts: config.FOGHORN_MAX_ATTEMPTS,
+      clusterRegistered: await clusterKnown(incident.cluster),
+      deployment: splitResource(incident.resource).kind === 'Deployment',
+      runbooks: matchRunbooks(incident, candidates).map((m) => {
+        const r = byName.get(m.runbook)!;
+        return {
+          name: r.name,
+          tier: m.tier,
+          maxAttempts: r.maxAttempts,
+          usesKubernetes: r.steps.some((s) => isKubeAction(s.type)),
+        };
+      }),
+      ...(insight &&
+        steps.length > 0 && {
+          generated: {
+            insight: insight.name,
+            fingerprint: actionsFingerprint(steps),
+            usesKubernetes: steps.some((s) => isKubeAction(s.type)),
+          },
+        }),
+      llm: llmConfigured,
+    };
+  };
+}
+
+/**
  * The remediation engine's side effects (DESIGN §8): gathering the options, making a plan, the
  * concrete inputs of its Kubernetes steps, its timeline, audit and end. Each is idempotent: keyed
  * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
  */
 export function createRemediationActivities(config: Config, llmConfigured: boolean) {
   const { runHttpStep, runScriptStep } = createRemediationStepActivities(config);
+  const options = createRemediationOptions(config, llmConfigured);
   /** Step `index` of a plan as recorded: its full params (headers, body, script) live only there. */
   const recordedStep = async <T extends RunbookAction['type']>(planName: string, index: number, type: T) => {
     const plan = await mustGetPlan(planName);
@@ -120,36 +165,11 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
   /** The incident's runbook matches, usable strategies and the engine's settings. */
   async function remediationOptions(input: { name: string }): Promise<RemediationOptions> {
     const incident = await mustGetIncident(input.name);
-    const [reachable, candidates, insight] = await Promise.all([
-      clusterKnown(incident.cluster),
+    const [candidates, insight] = await Promise.all([
       runbooksInCategory(categoryForSignal(incident.signalType)),
       getInsightByIncident(incident.name),
     ]);
-    const byName = new Map(candidates.map((r) => [r.name, r]));
-    const steps = generatedSteps(insight);
-    return {
-      maxAttempts: config.FOGHORN_MAX_ATTEMPTS,
-      clusterRegistered: reachable,
-      deployment: splitResource(incident.resource).kind === 'Deployment',
-      runbooks: matchRunbooks(incident, candidates).map((m) => {
-        const r = byName.get(m.runbook)!;
-        return {
-          name: r.name,
-          tier: m.tier,
-          maxAttempts: r.maxAttempts,
-          usesKubernetes: r.steps.some((s) => isKubeAction(s.type)),
-        };
-      }),
-      ...(insight &&
-        steps.length > 0 && {
-          generated: {
-            insight: insight.name,
-            fingerprint: actionsFingerprint(steps),
-            usesKubernetes: steps.some((s) => isKubeAction(s.type)),
-          },
-        }),
-      llm: llmConfigured,
-    };
+    return options(incident, candidates, insight);
   }
 
   /**

@@ -11,9 +11,18 @@ export async function getInsightByIncident(incident: string): Promise<InsightRec
   return (await InsightModel.findOne({ issueRef: incident }, NO_ID).lean<InsightRecord>()) ?? undefined;
 }
 
-/** Stores the incident's insight unless one is there already (a retried analysis keeps the first). */
-export async function storeInsightOnce(insight: InsightRecord): Promise<void> {
-  await InsightModel.updateOne({ issueRef: insight.issueRef }, { $setOnInsert: insight }, { upsert: true });
+/**
+ * Stores the incident's insight unless one is there already (a retried analysis keeps the
+ * first); returns the one that holds.
+ */
+export async function storeInsightOnce(insight: InsightRecord): Promise<InsightRecord> {
+  const held = await InsightModel.findOneAndUpdate(
+    { issueRef: insight.issueRef },
+    { $setOnInsert: insight },
+    { upsert: true, returnDocument: 'after', projection: NO_ID },
+  ).lean<InsightRecord>();
+  if (!held) throw new Error(`the insight of ${insight.issueRef} was not stored`);
+  return held;
 }
 
 export interface InsightFilter {

@@ -1,6 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createIncidentActivities } from '../../activities/incidents';
-import { createRemediationActivities } from '../../activities/remediation';
+import mongoose from 'mongoose';
+import { createIncidentSteps } from '../../activities/incidents';
+import { createRemediationActivities, createRemediationOptions } from '../../activities/remediation';
 import { createIncidentStageActivities } from '../../activities/incident-stages';
 import { createPostmortemActivities } from '../../activities/postmortem';
 import { parseConfig } from '../../domain/config';
@@ -17,15 +18,16 @@ import { useMongo } from '../harness/mongo';
  */
 describe('incident stages', () => {
   let mongo: Awaited<ReturnType<typeof useMongo>>;
-  let stages: ReturnType<typeof createIncidentStageActivities>;
+  /** The stages as the worker wires them, with the postmortem step given. */
+  const stagesWith = (postmortems: Parameters<typeof createIncidentStageActivities>[2]) =>
+    createIncidentStageActivities(
+      createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
+      createRemediationOptions(parseConfig({}), false),
+      postmortems,
+    );
+  const stages = stagesWith(createPostmortemActivities());
   beforeAll(async () => {
     mongo = await useMongo();
-    const config = parseConfig({});
-    stages = createIncidentStageActivities(
-      createIncidentActivities({ annotationPrefix: 'foghorn.dev' }),
-      createRemediationActivities(config, false),
-      createPostmortemActivities(),
-    );
     const spec = runbookSpecSchema.parse({
       version: '1.0.0',
       name: 'triage-custom-fix',
@@ -94,6 +96,25 @@ describe('incident stages', () => {
     expect((await getTimeline(name)).map((e) => e.type)).toEqual(types);
   });
 
+  it('reads the incident only through its writes, the runbooks and the insight once: the options as read afresh', async () => {
+    const name = await open('Deployment/basket');
+    const reads: string[] = [];
+    mongoose.set('debug', (collection: string, method: string) => {
+      if (/^find/.test(method)) reads.push(`${collection}.${method}`);
+    });
+    let options;
+    try {
+      options = await new MockActivityEnvironment().run(stages.triageIncident, { name, at: new Date().toISOString() });
+    } finally {
+      mongoose.set('debug', false);
+    }
+    const count = (read: string) => reads.filter((r) => r === read).length;
+    expect([count('incidents.findOne'), count('runbooks.find'), count('aiinsights.findOne')]).toEqual([0, 1, 1]);
+    // What the separate activities answered, each reading for itself.
+    const { remediationOptions } = createRemediationActivities(parseConfig({}), false);
+    expect(options).toEqual(await new MockActivityEnvironment().run(remediationOptions, { name }));
+  });
+
   it('does nothing for an incident resolved before it began', async () => {
     const name = await open('Deployment/payments');
     await updateIncident(name, { state: 'Resolved', resolvedAt: new Date() });
@@ -113,16 +134,12 @@ describe('incident stages', () => {
 
     // A fourth arrives while the postmortem is written.
     const { generatePostmortem } = createPostmortemActivities();
-    const { closeIncident } = createIncidentStageActivities(
-      createIncidentActivities({ annotationPrefix: 'foghorn.dev' }),
-      createRemediationActivities(parseConfig({}), false),
-      {
-        generatePostmortem: async (input) => {
-          await enqueueSignals(name, [signal(4)]);
-          return generatePostmortem(input);
-        },
+    const { closeIncident } = stagesWith({
+      generatePostmortem: async (input) => {
+        await enqueueSignals(name, [signal(4)]);
+        return generatePostmortem(input);
       },
-    );
+    });
 
     const env = new MockActivityEnvironment();
     const closed = (await env.run(closeIncident, { name, firstIndex: 0 })) as { postmortem: string };
@@ -146,11 +163,9 @@ describe('incident stages', () => {
   it('goes on counting after a failed attempt: signals queued meanwhile are counted too', async () => {
     const name = await openResolved('Deployment/cart');
     await enqueueSignals(name, [signal(1), signal(2), signal(3)]);
-    const incidents = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
-    const remediation = createRemediationActivities(parseConfig({}), false);
 
     // The first attempt drains three, then its postmortem fails.
-    const failing = createIncidentStageActivities(incidents, remediation, {
+    const failing = stagesWith({
       generatePostmortem: async () => {
         throw new Error('store unavailable');
       },
