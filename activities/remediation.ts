@@ -44,6 +44,7 @@ import {
   recordStepOutcome,
   resolveStepOnce,
   setAgenticStepCount,
+  endPlan,
   updatePlan,
   type PlanRecord,
 } from '../store/remediations';
@@ -378,12 +379,11 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       params: Record<string, unknown>;
       type: string;
     }): Promise<void> {
-      const plan = await mustGetPlan(input.plan);
       const at = new Date();
       const undo = input.outcome === 'undone';
       const stepNo = input.index + 1;
-      if (undo) await recordStepOutcome(plan.name, input.index, 'undone', input.result);
-      else await recordStepOutcome(plan.name, input.index, input.outcome, input.result);
+      const plan = await recordStepOutcome(input.plan, input.index, input.outcome, input.result);
+      if (!plan) throw new Error(`remediation plan ${input.plan} does not exist`);
       const suffix = undo ? `undo/${input.index}` : `step/${input.index}`;
       const params = redact(input.params); // what people read: never a credential
       await appendTimeline(plan.issueRef, [
@@ -504,26 +504,23 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       result: string;
       verification?: Verdict;
     }): Promise<void> {
-      const before = await mustGetPlan(input.plan);
       const at = new Date();
-      if (before.state !== 'Completed' && before.state !== 'Failed' && before.state !== 'RolledBack') {
-        await updatePlan(before.name, { state: input.state, result: input.result, completedAt: at });
-        if (before.runbook)
-          await recordRunbookExecution(before.runbook, {
-            success: input.state === 'Completed',
-            durationMs: at.getTime() - new Date(before.startedAt).getTime(),
-            at,
-          });
-      }
-      const plan = await mustGetPlan(input.plan);
+      const ended = await endPlan(input.plan, { state: input.state, result: input.result, completedAt: at });
+      if (ended?.runbook)
+        await recordRunbookExecution(ended.runbook, {
+          success: ended.state === 'Completed',
+          durationMs: at.getTime() - new Date(ended.startedAt).getTime(),
+          at,
+        });
+      const plan = ended ?? (await mustGetPlan(input.plan)); // a retry: ended by an earlier attempt
       const completed = plan.state === 'Completed';
-      const ended = plan.completedAt ?? at;
+      const endedAt = plan.completedAt ?? at;
       await appendTimeline(plan.issueRef, [
-        ...(input.verification ? [verificationEvent(plan, input.verification, ended)] : []),
+        ...(input.verification ? [verificationEvent(plan, input.verification, endedAt)] : []),
         {
           key: `${plan.name}/finished`,
           event: {
-            timestamp: ended,
+            timestamp: endedAt,
             type: completed ? 'RemediationCompleted' : 'RemediationFailed',
             source: 'remediation-engine',
             message: `${plan.name} ${plan.state}: ${plan.result}`,

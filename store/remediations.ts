@@ -44,6 +44,7 @@ export interface PlanRecord {
 export async function createPlanOnce(plan: PlanRecord): Promise<PlanRecord> {
   try {
     await RemediationPlanModel.create(plan);
+    return plan; // as written: no read back
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
   }
@@ -60,9 +61,25 @@ export async function getPlan(name: string): Promise<PlanRecord | undefined> {
   return (await RemediationPlanModel.findOne({ name }, NO_ID).lean<PlanRecord>()) ?? undefined;
 }
 
+const FINAL_STATES: PlanState[] = ['Completed', 'Failed', 'RolledBack'];
+
 /** Sets fields of a plan that is not final yet (a final plan never changes again). */
 export async function updatePlan(name: string, set: Partial<PlanRecord>): Promise<void> {
-  await RemediationPlanModel.updateOne({ name, state: { $nin: ['Completed', 'Failed', 'RolledBack'] } }, { $set: set });
+  await RemediationPlanModel.updateOne({ name, state: { $nin: FINAL_STATES } }, { $set: set });
+}
+
+/** Ends a plan that is not final yet; the plan as ended, undefined when it had ended already. */
+export async function endPlan(
+  name: string,
+  end: Pick<PlanRecord, 'state' | 'result' | 'completedAt'>,
+): Promise<PlanRecord | undefined> {
+  return (
+    (await RemediationPlanModel.findOneAndUpdate(
+      { name, state: { $nin: FINAL_STATES } },
+      { $set: end },
+      { returnDocument: 'after', projection: NO_ID },
+    ).lean<PlanRecord>()) ?? undefined
+  );
 }
 
 /** Records the concrete inputs of step `index` unless some are recorded; returns those that hold. */
@@ -73,16 +90,22 @@ export async function resolveStepOnce<T>(name: string, index: number, resolved: 
   return (plan?.actions[index]?.resolved ?? resolved) as T;
 }
 
-/** Writes what step `index` did. */
+/** What a plan's bookkeeping names it by: fields set when it is made and never changed. */
+export type PlanIdentity = Pick<PlanRecord, 'name' | 'issueRef' | 'namespace' | 'runbook'>;
+
+/** Writes what step `index` did; the plan's identity, undefined when there is no such plan. */
 export async function recordStepOutcome(
   name: string,
   index: number,
   outcome: NonNullable<PlanAction['outcome']>,
   result: string,
-): Promise<void> {
-  await RemediationPlanModel.updateOne(
-    { name },
-    { $set: { [`actions.${index}.outcome`]: outcome, [`actions.${index}.result`]: result } },
+): Promise<PlanIdentity | undefined> {
+  return (
+    (await RemediationPlanModel.findOneAndUpdate(
+      { name },
+      { $set: { [`actions.${index}.outcome`]: outcome, [`actions.${index}.result`]: result } },
+      { projection: { _id: 0, name: 1, issueRef: 1, namespace: 1, runbook: 1 } },
+    ).lean<PlanIdentity>()) ?? undefined
   );
 }
 
