@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { Config } from '../domain/config';
@@ -186,7 +187,9 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
   }): Promise<PreparedPlan> {
     const incident = await mustGetIncident(input.name);
     const key = `${incident.name}/attempt/${input.attempt}`;
-    const existing = await planByKey(key);
+    // Only a retry can find its plan made; a first attempt that races one (a reset workflow)
+    // gets the plan that holds from createPlanOnce.
+    const existing = Context.current().info.attempt > 1 ? await planByKey(key) : undefined;
     const plan = existing ?? (await makePlan(incident, key, input));
     await updateIncident(incident.name, {
       remediationAttempts: input.attempt,

@@ -5,7 +5,8 @@
  * Each caller's promise settles with the insert that carried its documents: resolved means
  * stored, so "durable before acknowledged" holds per caller. Documents keep the order they were
  * added in (an ordered insert), which keeps a queue's order. An insert that returns one result
- * per document (`R`) hands each caller the results of its own documents.
+ * per document (`R`) hands each caller the results of its own documents. Writes that batch the
+ * same way use it too: audit appends (store/audit.ts), name allocations (store/names.ts).
  */
 export class GroupInsert<T, R = never> {
   private waiting: { docs: T[]; resolve: (results: R[]) => void; reject: (err: unknown) => void }[] = [];

@@ -1,15 +1,41 @@
 import { dayKey, formatName, type NamePrefix } from '../domain/names';
 import { isDuplicateKey } from './connection';
+import { GroupInsert } from './group-insert';
 import { Counter, NameClaim } from './models';
 
 const MAX_TRIES = 50;
 
 /**
- * Allocates the next `<PREFIX>-<yyyymmdd>-<nnn>`. The counter gives the candidate, the unique
- * claim makes it ours: if two callers ever see the same counter value, one claim fails and that
- * caller simply takes the next value (numbers may then have gaps, never duplicates).
+ * Allocates the next `<PREFIX>-<yyyymmdd>-<nnn>`. Names asked for while an allocation is in
+ * flight are allocated together, one counter step and one insert of claims per prefix and day
+ * (a burst of remediations names an insight, a plan and a postmortem per incident at once:
+ * docs/benchmarks.md, "Fourteenth pass").
  */
 export async function allocateName(prefix: NamePrefix, at: Date = new Date()): Promise<string> {
+  const [name] = await allocations.add([{ prefix, at }]);
+  return name;
+}
+
+const allocations = new GroupInsert<{ prefix: NamePrefix; at: Date }, string>(async (asks) => {
+  const names: string[] = new Array(asks.length);
+  const byPrefix = new Map<NamePrefix, number[]>();
+  asks.forEach(({ prefix }, i) => byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), i]));
+  for (const [prefix, indexes] of byPrefix) {
+    const got = await allocateNamesAt(
+      prefix,
+      indexes.map((i) => asks[i].at),
+    );
+    indexes.forEach((i, n) => (names[i] = got[n]));
+  }
+  return names;
+}, 100);
+
+/**
+ * One name: the counter gives the candidate, the unique claim makes it ours. If two callers ever
+ * see the same counter value, one claim fails and that caller simply takes the next value
+ * (numbers may then have gaps, never duplicates).
+ */
+async function allocateOne(prefix: NamePrefix, at: Date): Promise<string> {
   const key = `${prefix}-${dayKey(at)}`;
   for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
     try {
@@ -42,10 +68,10 @@ export async function allocateNamesAt(prefix: NamePrefix, ats: readonly Date[]):
 
 /**
  * `count` names from one counter step: one increment, one insert of all their claims. A name
- * whose claim fails (a racing caller saw the same counter values) is replaced by allocateName's.
+ * whose claim fails (a racing caller saw the same counter values) is replaced by allocateOne's.
  */
 async function allocateNames(prefix: NamePrefix, at: Date, count: number): Promise<string[]> {
-  if (count <= 1) return count === 1 ? [await allocateName(prefix, at)] : [];
+  if (count <= 1) return count === 1 ? [await allocateOne(prefix, at)] : [];
   const counter = await Counter.findOneAndUpdate(
     { _id: `${prefix}-${dayKey(at)}` },
     { $inc: { seq: count } },
@@ -65,6 +91,6 @@ async function allocateNames(prefix: NamePrefix, at: Date, count: number): Promi
     if (!isDuplicateKey(err) || !Array.isArray(writeErrors) || writeErrors.some((e) => e.code !== 11000)) throw err;
     taken = writeErrors.map((e) => e.index);
   }
-  for (const i of taken) names[i] = await allocateName(prefix, at);
+  for (const i of taken) names[i] = await allocateOne(prefix, at);
   return names;
 }

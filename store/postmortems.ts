@@ -56,7 +56,8 @@ export async function getPostmortemByIncident(incident: string): Promise<Postmor
 /**
  * Writes the incident's one postmortem, Open and authored by Foghorn. Idempotent: when the
  * incident already has one (a retried activity, a second call, a concurrent writer — the unique
- * `incident` index decides) that one's name comes back and nothing is written.
+ * `incident` index decides) that one's name comes back and nothing is written. The caller has
+ * looked for one before building the report, so this does not look again first.
  */
 export async function createPostmortemOnce(input: {
   incident: string;
@@ -64,8 +65,6 @@ export async function createPostmortemOnce(input: {
   report: PostmortemReport;
   at: Date;
 }): Promise<{ name: string; created: boolean }> {
-  const existing = await getPostmortemByIncident(input.incident);
-  if (existing) return { name: existing.name, created: false };
   const name = await allocateName('PM', input.at);
   try {
     await PostmortemModel.create({

@@ -104,12 +104,22 @@ describe('audit log', () => {
     expect(await AuditRecordModel.countDocuments()).toBe(before + 25);
   });
 
-  it('allocates unique names under concurrency', async () => {
-    const names = await Promise.all(
-      Array.from({ length: 60 }, () => allocateName('INC', new Date('2026-03-04T05:06:07Z'))),
-    );
+  it('allocates unique names under concurrency, those asked for together in shared counter steps', async () => {
+    const steps: string[] = [];
+    mongoose.set('debug', (collection: string, method: string) => {
+      if (collection === 'counters') steps.push(method);
+    });
+    let names: string[];
+    try {
+      names = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => allocateName(i % 3 ? 'INC' : 'AI', new Date('2026-03-04T05:06:07Z'))),
+      );
+    } finally {
+      mongoose.set('debug', false);
+    }
     expect(new Set(names).size).toBe(60);
-    for (const n of names) expect(n).toMatch(/^INC-20260304-\d{3,}$/);
+    names.forEach((n, i) => expect(n).toMatch(i % 3 ? /^INC-20260304-\d{3,}$/ : /^AI-20260304-\d{3,}$/));
+    expect(steps.length).toBeLessThan(30);
   });
 
   it('allocates names for many dates at once: in order, per day, skipping claims already taken', async () => {
