@@ -1,10 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { INBOX_BATCH } from '../domain/incident-requests';
-import type { RemediationOptions } from '../domain/remediation';
+import { chooseStrategy, type RemediationOptions } from '../domain/remediation';
+import type { PreparedPlan } from '../domain/remediation-plan';
 import { withHeartbeat } from './context';
 import { categoryRunbooks, type IncidentSteps } from './incidents';
 import type { createPostmortemActivities } from './postmortem';
-import type { createRemediationOptions } from './remediation';
+import type { createRemediationSteps } from './remediation';
 
 type PostmortemSteps = Pick<ReturnType<typeof createPostmortemActivities>, 'generatePostmortem'>;
 
@@ -16,7 +17,7 @@ type PostmortemSteps = Pick<ReturnType<typeof createPostmortemActivities>, 'gene
  */
 export function createIncidentStageActivities(
   incidents: IncidentSteps,
-  remediationOptions: ReturnType<typeof createRemediationOptions>,
+  remediation: ReturnType<typeof createRemediationSteps>,
   postmortems: PostmortemSteps,
 ) {
   /** Records what waits in the inbox, a batch at a time until it is found empty; how many. */
@@ -34,18 +35,32 @@ export function createIncidentStageActivities(
 
   return {
     /**
-     * Triage: `Analyzing`, the analysis, the runbook match and the remediation options. Null
-     * when the incident was resolved (or is gone) before it began. The incident is read once,
-     * by the first write, and each step hands the next the record its own write returned.
+     * Triage: `Analyzing`, the analysis, the runbook match and the remediation options; with
+     * `prepareFirstPlan`, the first attempt's plan too (made as the workflow would ask for it:
+     * the same choice of strategy, the move to `Remediating` in its write). Null when the
+     * incident was resolved (or is gone) before it began. The incident is read once, by the first
+     * write, and each step hands the next the record its own write returned.
      */
-    async triageIncident(input: { name: string; at: string }): Promise<RemediationOptions | null> {
+    async triageIncident(input: {
+      name: string;
+      at: string;
+      prepareFirstPlan?: boolean;
+    }): Promise<(RemediationOptions & { firstPlan?: PreparedPlan }) | null> {
       return withHeartbeat(async (signal) => {
         const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
         if (!analyzing) return null;
         const runbooks = await categoryRunbooks(analyzing);
         const analysed = await incidents.analyze(analyzing, runbooks, signal);
         const { incident } = await incidents.match(analysed.incident, runbooks);
-        return remediationOptions(incident, runbooks, analysed.insight);
+        const options = await remediation.options(incident, runbooks, analysed.insight);
+        const strategy = options.maxAttempts >= 1 ? chooseStrategy(options, []) : null;
+        if (!input.prepareFirstPlan || !strategy) return options;
+        const firstPlan = await remediation.prepare(
+          incident,
+          { attempt: 1, strategy, remediating: true },
+          { insight: analysed.insight, runbooks },
+        );
+        return { ...options, firstPlan };
       });
     },
 

@@ -20,7 +20,7 @@ import { createNotificationActivities } from './notifications';
 import { createPostmortemActivities } from './postmortem';
 import { createKubeWatchActivities } from './kube-watch';
 import { createReconcileActivities } from './reconcile';
-import { createRemediationActivities, createRemediationOptions } from './remediation';
+import { createRemediationActivities, createRemediationSteps } from './remediation';
 import { createRemediationVerifyActivities } from './remediation-verify';
 import { createTranscriptionActivities } from './transcribe';
 
@@ -48,7 +48,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createIncidentActivities(incidentDeps),
     ...createIncidentStageActivities(
       createIncidentSteps(incidentDeps),
-      createRemediationOptions(config, llm !== undefined),
+      createRemediationSteps(config, llm !== undefined),
       postmortems,
     ),
     ...postmortems,

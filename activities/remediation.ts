@@ -96,12 +96,27 @@ function generatedSteps(insight: { suggestedActions?: unknown[] } | undefined) {
   return steps.some((s) => s.type !== 'Notify' && s.type !== 'Wait') ? steps : [];
 }
 
+/** What a caller already holds of an incident, so a step need not read it again. */
+interface Known {
+  insight?: InsightRecord | undefined;
+  /** The incident's category's runbooks (a plan's runbook is looked up among them first). */
+  runbooks?: RunbookRecord[];
+}
+
 /**
- * The remediation options of an incident already read, from its category's runbooks and its
- * insight (the triage holds all three: activities/incident-stages.ts).
+ * The remediation engine's steps on an incident already read: its options, from its category's
+ * runbooks and its insight, and an attempt's plan. The activities below read, then call them;
+ * the triage (activities/incident-stages.ts) holds all three and calls them directly.
  */
-export function createRemediationOptions(config: Config, llmConfigured: boolean) {
-  return async function options(
+export function createRemediationSteps(config: Config, llmConfigured: boolean) {
+  const settings = {
+    verifyWindowMs: config.FOGHORN_VERIFY_WINDOW,
+    approvalTtlMs: config.FOGHORN_APPROVAL_TTL,
+    riskThreshold: config.FOGHORN_APPROVAL_RISK_THRESHOLD,
+  };
+
+  /** The incident's runbook matches, usable strategies and the engine's settings. */
+  async function options(
     incident: IncidentRecord,
     candidates: RunbookRecord[],
     insight: InsightRecord | undefined,
@@ -131,47 +146,6 @@ export function createRemediationOptions(config: Config, llmConfigured: boolean)
         }),
       llm: llmConfigured,
     };
-  };
-}
-
-/**
- * The remediation engine's side effects (DESIGN §8): gathering the options, making a plan, the
- * concrete inputs of its Kubernetes steps, its timeline, audit and end. Each is idempotent: keyed
- * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
- */
-export function createRemediationActivities(config: Config, llmConfigured: boolean) {
-  const { runHttpStep, runScriptStep } = createRemediationStepActivities(config);
-  const options = createRemediationOptions(config, llmConfigured);
-  /** Step `index` of a plan as recorded: its full params (headers, body, script) live only there. */
-  const recordedStep = async <T extends RunbookAction['type']>(planName: string, index: number, type: T) => {
-    const plan = await mustGetPlan(planName);
-    const action = plan.actions[index];
-    if (action?.type !== type) throw notApplicable(`step ${index + 1} of ${plan.name} is not ${type}`);
-    return { key: `${plan.name}/${index}`, action: action as Extract<RunbookAction, { type: T }> };
-  };
-  /** Failures without details: an HTTP failure's details carry the response body. */
-  const bare = (err: unknown) =>
-    err instanceof ApplicationFailure
-      ? ApplicationFailure.create({
-          message: err.message,
-          type: err.type ?? undefined,
-          nonRetryable: err.nonRetryable ?? undefined,
-        })
-      : err;
-  const settings = {
-    verifyWindowMs: config.FOGHORN_VERIFY_WINDOW,
-    approvalTtlMs: config.FOGHORN_APPROVAL_TTL,
-    riskThreshold: config.FOGHORN_APPROVAL_RISK_THRESHOLD,
-  };
-
-  /** The incident's runbook matches, usable strategies and the engine's settings. */
-  async function remediationOptions(input: { name: string }): Promise<RemediationOptions> {
-    const incident = await mustGetIncident(input.name);
-    const [candidates, insight] = await Promise.all([
-      runbooksInCategory(categoryForSignal(incident.signalType)),
-      getInsightByIncident(incident.name),
-    ]);
-    return options(incident, candidates, insight);
   }
 
   /**
@@ -179,18 +153,16 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
    * why it cannot start), its risk and whether a person must approve it; `RemediationStarted`.
    * `remediating` moves the incident to `Remediating` in the same write (one-step triage).
    */
-  async function preparePlan(input: {
-    name: string;
-    attempt: number;
-    strategy: Strategy;
-    remediating?: boolean;
-  }): Promise<PreparedPlan> {
-    const incident = await mustGetIncident(input.name);
+  async function prepare(
+    incident: IncidentRecord,
+    input: { attempt: number; strategy: Strategy; remediating?: boolean },
+    known: Known = {},
+  ): Promise<PreparedPlan> {
     const key = `${incident.name}/attempt/${input.attempt}`;
     // Only a retry can find its plan made; a first attempt that races one (a reset workflow)
     // gets the plan that holds from createPlanOnce.
     const existing = Context.current().info.attempt > 1 ? await planByKey(key) : undefined;
-    const plan = existing ?? (await makePlan(incident, key, input));
+    const plan = existing ?? (await makePlan(incident, key, input, known));
     await updateIncident(incident.name, {
       remediationAttempts: input.attempt,
       ...(input.remediating && { state: 'Remediating' as const }),
@@ -223,13 +195,14 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
     incident: IncidentRecord,
     key: string,
     input: { attempt: number; strategy: Strategy },
+    known: Known,
   ): Promise<PlanRecord> {
     const { strategy } = input;
-    const insight = await getInsightByIncident(incident.name);
+    const insight = 'insight' in known ? known.insight : await getInsightByIncident(incident.name);
     let steps: RunbookAction[] = [];
     let runbook: { name: string; automated: boolean; approvalRequired: boolean; verifyWindowMs?: number } | undefined;
     if (strategy.kind === 'runbook') {
-      const r = await getRunbook(strategy.runbook);
+      const r = known.runbooks?.find((c) => c.name === strategy.runbook) ?? (await getRunbook(strategy.runbook));
       if (r) {
         steps = r.steps;
         runbook = {
@@ -321,6 +294,58 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       approvalTtlMs: settings.approvalTtlMs,
       riskThreshold: settings.riskThreshold,
     };
+  }
+
+  return { options, prepare };
+}
+
+/**
+ * The remediation engine's side effects (DESIGN §8): gathering the options, making a plan, the
+ * concrete inputs of its Kubernetes steps, its timeline, audit and end. Each is idempotent: keyed
+ * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
+ */
+export function createRemediationActivities(config: Config, llmConfigured: boolean) {
+  const { runHttpStep, runScriptStep } = createRemediationStepActivities(config);
+  const { options, prepare } = createRemediationSteps(config, llmConfigured);
+  /** Step `index` of a plan as recorded: its full params (headers, body, script) live only there. */
+  const recordedStep = async <T extends RunbookAction['type']>(planName: string, index: number, type: T) => {
+    const plan = await mustGetPlan(planName);
+    const action = plan.actions[index];
+    if (action?.type !== type) throw notApplicable(`step ${index + 1} of ${plan.name} is not ${type}`);
+    return { key: `${plan.name}/${index}`, action: action as Extract<RunbookAction, { type: T }> };
+  };
+  /** Failures without details: an HTTP failure's details carry the response body. */
+  const bare = (err: unknown) =>
+    err instanceof ApplicationFailure
+      ? ApplicationFailure.create({
+          message: err.message,
+          type: err.type ?? undefined,
+          nonRetryable: err.nonRetryable ?? undefined,
+        })
+      : err;
+
+  /** The incident's runbook matches, usable strategies and the engine's settings. */
+  async function remediationOptions(input: { name: string }): Promise<RemediationOptions> {
+    const incident = await mustGetIncident(input.name);
+    const [candidates, insight] = await Promise.all([
+      runbooksInCategory(categoryForSignal(incident.signalType)),
+      getInsightByIncident(incident.name),
+    ]);
+    return options(incident, candidates, insight);
+  }
+
+  /**
+   * Makes attempt `attempt`'s plan once: its `RP-…` name, the steps with templates filled (or
+   * why it cannot start), its risk and whether a person must approve it; `RemediationStarted`.
+   * `remediating` moves the incident to `Remediating` in the same write (one-step triage).
+   */
+  async function preparePlan(input: {
+    name: string;
+    attempt: number;
+    strategy: Strategy;
+    remediating?: boolean;
+  }): Promise<PreparedPlan> {
+    return prepare(await mustGetIncident(input.name), input);
   }
 
   return {

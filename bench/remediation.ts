@@ -10,6 +10,7 @@
  * Each mode runs on a fresh stack. Usage:
  *   npx ts-node --transpile-only bench/remediation.ts [latency|burst|all=all] [count=50] [perSecond=2] [bursts=100,200]
  *       [--warm=N]  (burst: a settled, unmeasured burst of N incidents first, as a long-running stack has had)
+ *       [--phases]  (also: where an incident's time goes, from its timeline's events)
  */
 import { mkdtempSync, rmSync } from 'fs';
 import http from 'http';
@@ -27,6 +28,7 @@ const BURSTS = (positional[3] ?? '100,200').split(',').map(Number);
 const BURST_SENDERS = 32;
 /** `--warm=N`: a burst of N incidents, settled and not measured, before each measured burst. */
 const WARM = Number(process.argv.find((a) => a.startsWith('--warm='))?.slice('--warm='.length) ?? 0);
+const PHASES = process.argv.includes('--phases');
 /** The runbook's own time: Wait 1s + verification window 5s. */
 const FLOOR_MS = 6_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
@@ -187,6 +189,43 @@ function report(label: string, s: Stack, incidents: Json[], plans: Json[], expec
   );
 }
 
+/**
+ * The median time from each timeline milestone to the next, over the incidents that reached
+ * both: where an incident's time goes (`--phases`). The events are the product's own records.
+ */
+async function phases(s: Stack, incidents: Json[]) {
+  const milestones: [string, (e: Json) => boolean][] = [
+    ['detected', (e) => e.type === 'Detection'],
+    ['analysis started', (e) => e.type === 'Analysis' && /started/.test(e.message)],
+    ['analysed', (e) => e.type === 'Analysis' && !/started/.test(e.message)],
+    ['runbook matched', (e) => e.type === 'RunbookMatch'],
+    ['plan started', (e) => e.type === 'RemediationStarted'],
+    ['step 1 done', (e) => e.type === 'ActionExecuted' && e.details?.step === 1],
+    ['step 2 done', (e) => e.type === 'ActionExecuted' && e.details?.step === 2],
+    ['completed', (e) => e.type === 'RemediationCompleted'],
+    ['resolved', (e) => e.type === 'Resolved'],
+    ['postmortem', (e) => e.type === 'PostMortemGenerated'],
+  ];
+  const gaps: number[][] = milestones.map(() => []);
+  const since: number[][] = milestones.map(() => []);
+  for (const incident of incidents) {
+    const { body } = await s.call('GET', `/incidents/${incident.name}/timeline`);
+    const at = milestones.map(([, is]) => body.events.find(is)?.timestamp as string | undefined);
+    for (let i = 1; i < milestones.length; i++) {
+      if (at[i] && at[0]) since[i].push(ms(at[i]!) - ms(at[0]!));
+      if (at[i] && at[i - 1]) gaps[i].push(ms(at[i]!) - ms(at[i - 1]!));
+    }
+  }
+  console.log('| milestone | from the previous, p50 | from detection, p50 / p95 |\n|---|---|---|');
+  for (let i = 1; i < milestones.length; i++) {
+    const [g, t] = [gaps[i].sort((a, b) => a - b), since[i].sort((a, b) => a - b)];
+    if (g.length === 0) continue;
+    console.log(
+      `| ${milestones[i][0]} | ${sec(percentile(g, 50))} | ${sec(percentile(t, 50))} / ${sec(percentile(t, 95))} |`,
+    );
+  }
+}
+
 async function latencyMode() {
   const s = await startStack();
   try {
@@ -203,6 +242,7 @@ async function latencyMode() {
     await Promise.all(sends);
     const { incidents, plans } = await settle(s, namespace, COUNT);
     report(`latency: ${COUNT} incidents, ${PER_SECOND} per second`, s, incidents, plans, COUNT);
+    if (PHASES) await phases(s, incidents);
   } finally {
     await stopStack(s);
   }
@@ -229,6 +269,7 @@ async function burstMode(size: number) {
       plans,
       size,
     );
+    if (PHASES) await phases(s, incidents);
   } finally {
     await stopStack(s);
   }

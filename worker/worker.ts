@@ -10,7 +10,7 @@ import {
   type WorkerOptions as SdkWorkerOptions,
 } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
-import { createActivities } from '../activities';
+import { createActivities, type Activities } from '../activities';
 import type { Config } from '../domain/config';
 import type { Logger as PinoLogger } from 'pino';
 import { WORKFLOW_BUNDLER_OPTIONS } from './workflow-bundle';
@@ -24,6 +24,8 @@ export interface WorkerOptions {
   workflowsPath?: string;
   /** Workflow cache size; 0 disables sticky execution (the test server never moves sticky tasks). */
   maxCachedWorkflows?: SdkWorkerOptions['maxCachedWorkflows'];
+  /** Tests wrap an activity to act at a chosen moment (a resolve while the triage runs). */
+  wrapActivities?: (activities: Activities) => Activities;
 }
 
 const pinoLevels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -82,11 +84,13 @@ export function createWorker(options: WorkerOptions): Promise<Worker> {
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
     bundlerOptions: WORKFLOW_BUNDLER_OPTIONS,
     // The agent's incident tools act through Temporal, over the worker's own connection.
-    activities: createActivities({
-      config: options.config,
-      client: new Client({ connection: options.connection, namespace: options.namespace }),
-      taskQueue: options.taskQueue,
-    }),
+    activities: (options.wrapActivities ?? ((activities) => activities))(
+      createActivities({
+        config: options.config,
+        client: new Client({ connection: options.connection, namespace: options.namespace }),
+        taskQueue: options.taskQueue,
+      }),
+    ),
     ...(options.maxCachedWorkflows !== undefined && { maxCachedWorkflows: options.maxCachedWorkflows }),
   });
 }

@@ -302,7 +302,12 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     // The triage activity writes Analyzing first: the search attributes say so from its start.
     if (!resolved()) live.state = 'Analyzing';
     publish();
-    const options = await analysis.triageIncident({ name, at: new Date().toISOString() });
+    const prepareFirstPlan = patched(TRIAGE_PREPARES_PLAN);
+    const options = await analysis.triageIncident({
+      name,
+      at: new Date().toISOString(),
+      ...(prepareFirstPlan && { prepareFirstPlan }),
+    });
     const escalation = options ? await remediate(options) : undefined;
     if (escalation !== undefined) await escalate(escalation);
   } else {
@@ -390,10 +395,15 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
    * are used up, or a person said no (the escalation message is returned). A resolve by a
    * person cancels the running plan, which stops after its step in flight.
    */
-  async function remediate(triaged?: RemediationOptions): Promise<string | undefined> {
-    if (resolved()) return undefined;
-    // One-step triage gathered the options, and the move to Remediating rides with the plan.
-    const options = triaged ?? (await acts.remediationOptions({ name }));
+  async function remediate(triaged?: RemediationOptions & { firstPlan?: PreparedPlan }): Promise<string | undefined> {
+    if (resolved()) {
+      if (triaged?.firstPlan) await abandon(triaged.firstPlan);
+      return undefined;
+    }
+    // One-step triage gathered the options (and made the first plan, for the strategy chosen
+    // here from them), and the move to Remediating rides with the plan.
+    const { firstPlan, ...options }: RemediationOptions & { firstPlan?: PreparedPlan } =
+      triaged ?? (await acts.remediationOptions({ name }));
     const tried: Strategy[] = [];
     for (let attempt = 1; !resolved(); attempt++) {
       if (attempt > options.maxAttempts)
@@ -406,22 +416,18 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       tried.push(strategy);
       const remediating = live.state !== 'Remediating';
       if (remediating && !triaged) await moveTo('Remediating');
-      const plan = await CancellationScope.nonCancellable(() =>
-        acts.preparePlan({ name, attempt, strategy, ...(remediating && triaged && { remediating }) }),
-      );
+      const plan =
+        attempt === 1 && firstPlan
+          ? firstPlan
+          : await CancellationScope.nonCancellable(() =>
+              acts.preparePlan({ name, attempt, strategy, ...(remediating && triaged && { remediating }) }),
+            );
       if (remediating && triaged && !resolved()) {
         live.state = 'Remediating';
         publish();
       }
       if (resolved()) {
-        // Resolved while the plan was being made: it never starts, and its record says so.
-        await CancellationScope.nonCancellable(() =>
-          acts.finishPlan({
-            plan: plan.name,
-            state: 'Failed',
-            result: 'cancelled: the incident was resolved before the plan started',
-          }),
-        );
+        await abandon(plan);
         return undefined;
       }
       const outcome = await runPlan(plan);
@@ -438,6 +444,17 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
         return `Remediation plan ${plan.name} was not approved (${outcome.result}); escalated to on-call`;
     }
     return undefined;
+  }
+
+  /** Resolved while the plan was being made: it never starts, and its record says so. */
+  async function abandon(plan: PreparedPlan): Promise<void> {
+    await CancellationScope.nonCancellable(() =>
+      acts.finishPlan({
+        plan: plan.name,
+        state: 'Failed',
+        result: 'cancelled: the incident was resolved before the plan started',
+      }),
+    );
   }
 
   /** The attempt's child workflow; cancelled (and awaited) when a person resolves meanwhile. */
@@ -544,6 +561,8 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
  * Remediating); newer ones in one, with Remediating written by the plan's preparation.
  */
 const ONE_STEP_TRIAGE = 'one-step-triage';
+/** Runs before this change prepared the first plan in an activity of its own; newer ones in the triage. */
+const TRIAGE_PREPARES_PLAN = 'triage-prepares-plan';
 /** Runs before this change closed in three activities (drain, postmortem, drain); newer ones in one. */
 const ONE_STEP_CLOSE = 'one-step-close';
 /** Runs before this change had no signal inbox: they never drain one unasked. */

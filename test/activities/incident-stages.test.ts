@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import mongoose from 'mongoose';
 import { createIncidentSteps } from '../../activities/incidents';
-import { createRemediationActivities, createRemediationOptions } from '../../activities/remediation';
+import { createRemediationActivities, createRemediationSteps } from '../../activities/remediation';
 import { createIncidentStageActivities } from '../../activities/incident-stages';
 import { createPostmortemActivities } from '../../activities/postmortem';
 import { parseConfig } from '../../domain/config';
@@ -22,7 +22,7 @@ describe('incident stages', () => {
   const stagesWith = (postmortems: Parameters<typeof createIncidentStageActivities>[2]) =>
     createIncidentStageActivities(
       createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
-      createRemediationOptions(parseConfig({}), false),
+      createRemediationSteps(parseConfig({}), false),
       postmortems,
     );
   const stages = stagesWith(createPostmortemActivities());

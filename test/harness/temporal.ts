@@ -5,7 +5,7 @@ import path from 'path';
 import { TOOLS_DIR } from '../../cli/paths';
 import { parseConfig } from '../../domain/config';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
-import { createWorker } from '../../worker/worker';
+import { createWorker, type WorkerOptions } from '../../worker/worker';
 import { useMongo } from './mongo';
 
 let counter = 0;
@@ -31,6 +31,8 @@ export interface WorkflowEnvOptions {
    * runs to continue as new at this many history events (the test server never suggests it).
    */
   continueAsNewAt?: number;
+  /** Wraps the worker's activities (see createWorker). */
+  wrapActivities?: WorkerOptions['wrapActivities'];
 }
 
 /**
@@ -63,6 +65,7 @@ export async function useWorkflowEnv(opts: WorkflowEnvOptions = {}) {
       // The time-skipping server never hands a stopped worker's sticky tasks to another worker
       // (a real server does after 5s), so restart tests run without the workflow cache.
       maxCachedWorkflows: opts.withoutWorkflowCache ? 0 : undefined,
+      ...(opts.wrapActivities && { wrapActivities: opts.wrapActivities }),
     });
   const worker = await newWorker();
   return {
