@@ -83,14 +83,21 @@ describe('replay of recorded histories', () => {
     expect(byChild.length + inRun.length + inClose.length).toBe(completed.length);
   });
 
-  it('has remediated incident histories of both triages: an activity a step, and one activity', () => {
+  it('has remediated incident histories of the three triages: an activity a step, one activity, one that makes the first plan', () => {
     const remediated = files.map((f) => load(f).events).filter((events) => startedChild(events, 'remediationWorkflow'));
     const stepwise = remediated.filter((events) => activities(events).includes('matchRunbook'));
     const oneStep = remediated.filter((events) => patchIds(events).includes('one-step-triage'));
+    const withPlan = oneStep.filter((events) => patchIds(events).includes('triage-prepares-plan'));
     expect(stepwise.length).toBeGreaterThan(0);
-    expect(oneStep.length).toBeGreaterThan(0);
+    expect(oneStep.length).toBeGreaterThan(withPlan.length);
+    expect(withPlan.length).toBeGreaterThan(0);
     for (const events of oneStep)
       expect(activities(events)).not.toEqual(expect.arrayContaining(['analyzeIncident', 'matchRunbook']));
+    // The first plan starts with no preparePlan before it.
+    for (const events of withPlan) {
+      const child = events.findIndex((e) => e.startChildWorkflowExecutionInitiatedEventAttributes);
+      expect(activities(events.slice(0, child))).not.toContain('preparePlan');
+    }
   });
 
   it('has completed plan histories of both bookkeepings: activities, and local activities', () => {
