@@ -9,7 +9,6 @@ import {
   executeChild,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   proxyActivities,
   setHandler,
   startChild,
@@ -59,6 +58,7 @@ import {
   SEVERITY,
 } from './search-attributes';
 import { STORE_CALL_OPTIONS } from './store-options';
+import { RELEASE_14, sinceRelease } from './release';
 
 /**
  * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
@@ -113,6 +113,7 @@ export interface IncidentWorkflowInput {
  * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
+  const release = sinceRelease(RELEASE_14);
   const { name } = input;
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];
@@ -167,7 +168,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
    * Signals wait in the inbox (store/signal-inbox.ts). A run looks there once as it starts: a
    * hand-over lost to a crash, or signals queued while an earlier run was closing, are not missed.
    */
-  let inboxQueued = patched(SIGNAL_INBOX);
+  let inboxQueued = release.has(SIGNAL_INBOX);
   setHandler(signalsQueuedSignal, (queued) => {
     inboxQueued = true;
     tellPlan(queued);
@@ -298,11 +299,11 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   })();
 
   if (input.carried?.pastTriage) publish();
-  else if (patched(ONE_STEP_TRIAGE)) {
+  else if (release.has(ONE_STEP_TRIAGE)) {
     // The triage activity writes Analyzing first: the search attributes say so from its start.
     if (!resolved()) live.state = 'Analyzing';
     publish();
-    const prepareFirstPlan = patched(TRIAGE_PREPARES_PLAN);
+    const prepareFirstPlan = release.has(TRIAGE_PREPARES_PLAN);
     const options = await analysis.triageIncident({
       name,
       at: new Date().toISOString(),
@@ -315,7 +316,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     await moveTo('Analyzing');
     if (!resolved()) await analysis.analyzeIncident({ name });
     if (!resolved()) await acts.matchRunbook({ name });
-    if (patched(REMEDIATION_ENGINE)) {
+    if (release.has(REMEDIATION_ENGINE)) {
       const escalation = await remediate();
       if (escalation !== undefined) await escalate(escalation);
     } else if (!resolved()) {
@@ -334,7 +335,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
    */
   async function escalate(message: string, why = message.replace(/; escalated to on-call$/, '')): Promise<void> {
     if (resolved()) return;
-    if (!patched(ESCALATION_LADDER)) {
+    if (!release.has(ESCALATION_LADDER)) {
       await moveTo('Escalated', { type: 'Escalation', source: 'escalation-engine', message });
       // Not awaited here: a slow chat system must not hold up a person's acknowledge or resolve.
       notified = notify
@@ -513,7 +514,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   }
 
   // Wait for a person (or the source) to resolve; keep history bounded while we wait.
-  const continueDue = patched(SPREAD_CONTINUE_AS_NEW)
+  const continueDue = release.has(SPREAD_CONTINUE_AS_NEW)
     ? continueAsNewDue()
     : () => workflowInfo().continueAsNewSuggested;
   await condition(() => resolved() || continueDue());
@@ -532,7 +533,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   await pump;
   await notified;
   await tellLadder(ladderResolvedSignal);
-  if (patched(ONE_STEP_CLOSE)) {
+  if (release.has(ONE_STEP_CLOSE)) {
     // One activity drains the inbox, writes the postmortem and drains it again.
     inboxQueued = false;
     await recordSignals(); // those signalled one by one (histories from before the inbox)
@@ -542,16 +543,16 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     return;
   }
   // Whatever was queued up to the resolve is recorded before the postmortem is written.
-  if (patched(SIGNAL_INBOX)) inboxQueued = true;
+  if (release.has(SIGNAL_INBOX)) inboxQueued = true;
   await recordSignals();
   await condition(allHandlersFinished);
   // The postmortem is one activity: called here since this patch, not by a child workflow of its own.
-  if (patched(POSTMORTEM_IN_RUN)) await generatePostmortem({ incident: name });
+  if (release.has(POSTMORTEM_IN_RUN)) await generatePostmortem({ incident: name });
   else await executeChild(postmortemWorkflow, { workflowId: `${name}-postmortem`, args: [{ incident: name }] });
   // Signals that arrived while the postmortem was written are recorded too: an acknowledged alert
   // is never dropped. (Patched: runs recorded before this change completed without this step.)
-  if (patched(RECORD_SIGNALS_AFTER_POSTMORTEM)) {
-    if (patched(SIGNAL_INBOX)) inboxQueued = true;
+  if (release.has(RECORD_SIGNALS_AFTER_POSTMORTEM)) {
+    if (release.has(SIGNAL_INBOX)) inboxQueued = true;
     await recordSignals();
   }
 }

@@ -5,7 +5,6 @@ import {
   condition,
   executeChild,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -49,6 +48,7 @@ import { failureText } from './failure-text';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import { INCIDENT, NAMESPACE, REMEDIATION_STATE, RESOURCE } from './search-attributes';
 import { PATIENT_RETRY, STORE_CALL_OPTIONS } from './store-options';
+import { RELEASE_14, sinceRelease } from './release';
 
 type KubeActionActivities = ReturnType<typeof createKubeActionActivities>;
 type KubeReadActivities = ReturnType<typeof createKubeReadActivities>;
@@ -126,6 +126,7 @@ interface Executed {
  * Cancelled (a person resolved the incident) it stops after the step in flight and records so.
  */
 export async function remediationWorkflow({ plan }: RemediationWorkflowInput): Promise<RemediationOutcome> {
+  const release = sinceRelease(RELEASE_14);
   let state: PlanState = 'Pending';
   let joined = 0;
   let fixedAt = new Date().toISOString();
@@ -134,7 +135,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
   let undecided: string | undefined;
   const kubeTarget = plan.resource.kind === 'Deployment';
   /** Runs from before the patch keep their bookkeeping activities and their separate Verification. */
-  const local = patched(LOCAL_BOOKKEEPING);
+  const local = release.has(LOCAL_BOOKKEEPING);
   const book = local ? books : acts;
 
   const publish = () =>
@@ -165,7 +166,8 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
   let sourceCleared = false;
   setHandler(signalJoinedSignal, () => void joined++);
   setHandler(sourceResolvedSignal, () => void (sourceCleared = true));
-  publish();
+  // Runs from before the release said again what their start had said.
+  if (!release.started) publish();
 
   // Made Failed (a template problem): its end is recorded on the timeline, nothing runs.
   if (plan.problem) return await finish('Failed', plan.problem);
@@ -380,7 +382,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         await sleep(parseDuration(action.params.duration));
         return `waited ${action.params.duration}`;
       case 'Notify': {
-        if (patched(NOTIFY_STEP_CHANNELS)) return await notifySteps.notifyStep({ plan: plan.name, index });
+        if (release.has(NOTIFY_STEP_CHANNELS)) return await notifySteps.notifyStep({ plan: plan.name, index });
         const sent = await notify.notifyHomeChannel({
           incident: plan.incident,
           event: `${plan.name}.${index}`,
