@@ -4,7 +4,7 @@ import { patched } from '@temporalio/workflow';
  * The patches made before `release`, taken as one. A run started on `release` or later records
  * the release's marker once and takes every earlier patch's new path without a marker of its own:
  * each marker costs the server a history event and an upsert of the TemporalChangeVersion search
- * attribute (a visibility write), and a remediated incident took seven (docs/benchmarks.md,
+ * attribute (a visibility write), and a remediated incident took six (docs/benchmarks.md,
  * "Fourteenth pass"). A run from before the release has no release marker and asks each patch as
  * it always did. Patches made after the release are asked with patched() as usual.
  *
