@@ -49,15 +49,10 @@ import {
   updatePlan,
   type PlanRecord,
 } from '../store/remediations';
-import {
-  createRunbook,
-  getRunbook,
-  recordRunbookExecution,
-  runbooksInCategory,
-  type RunbookRecord,
-} from '../store/runbooks';
+import { createRunbook, getRunbook, recordRunbookExecution, type RunbookRecord } from '../store/runbooks';
 import { redact } from '../domain/redact';
 import type { HttpStepResult, ScriptStepResult } from '../domain/remediation-steps';
+import { categoryRunbooks } from './incidents';
 import { kubeCall } from './kube-actions';
 import { createRemediationStepActivities } from './remediation-steps';
 import { clusterKnown, kubeConfigFor } from './kube/client';
@@ -327,10 +322,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
   /** The incident's runbook matches, usable strategies and the engine's settings. */
   async function remediationOptions(input: { name: string }): Promise<RemediationOptions> {
     const incident = await mustGetIncident(input.name);
-    const [candidates, insight] = await Promise.all([
-      runbooksInCategory(categoryForSignal(incident.signalType)),
-      getInsightByIncident(incident.name),
-    ]);
+    const [candidates, insight] = await Promise.all([categoryRunbooks(incident), getInsightByIncident(incident.name)]);
     return options(incident, candidates, insight);
   }
 

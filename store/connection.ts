@@ -84,3 +84,20 @@ async function replaceIfServerAnswers(uri: string): Promise<boolean> {
 export function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
+
+/**
+ * The documents an unordered bulk insert refused; throws when nothing is known of the insert.
+ * The driver reports a broken connection as a bulk error too, with the network error's code and
+ * no write errors (or those of an earlier batch): nothing is known to be stored then, so it must
+ * fail (treating it as "all duplicates" once let a drain dequeue signals whose timeline events
+ * were never written: the crash test with MongoDB killed caught it). The server's own refusals
+ * give the bulk error the first one's code.
+ */
+export function refusedDocuments(err: unknown): { index: number; code?: number; errmsg?: string }[] {
+  const { code, writeErrors } = err as {
+    code?: unknown;
+    writeErrors?: { index: number; code?: number; errmsg?: string }[];
+  };
+  if (!Array.isArray(writeErrors) || writeErrors.length === 0 || writeErrors[0].code !== code) throw err;
+  return writeErrors;
+}

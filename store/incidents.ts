@@ -6,7 +6,7 @@ import {
   newIncidentRecord,
   type IncidentRecord,
 } from '../domain/incident-record';
-import { isDuplicateKey } from './connection';
+import { isDuplicateKey, refusedDocuments } from './connection';
 import { DedupEntryModel, IncidentModel, TimelineEventModel } from './models';
 import { GroupInsert } from './group-insert';
 import { allocateName } from './names';
@@ -128,23 +128,6 @@ const timelineInserts = new GroupInsert<object, Error | null>(async (docs) => {
   }
   return results;
 }, 500);
-
-/**
- * The documents an unordered bulk insert refused; throws when nothing is known of the insert.
- * The driver reports a broken connection as a bulk error too, with the network error's code and
- * no write errors (or those of an earlier batch): nothing is known to be stored then, so it must
- * fail (treating it as "all duplicates" once let a drain dequeue signals whose timeline events
- * were never written: the crash test with MongoDB killed caught it). The server's own refusals
- * give the bulk error the first one's code.
- */
-function refusedDocuments(err: unknown): { index: number; code?: number; errmsg?: string }[] {
-  const { code, writeErrors } = err as {
-    code?: unknown;
-    writeErrors?: { index: number; code?: number; errmsg?: string }[];
-  };
-  if (!Array.isArray(writeErrors) || writeErrors.length === 0 || writeErrors[0].code !== code) throw err;
-  return writeErrors;
-}
 
 export async function getIncident(name: string): Promise<IncidentRecord | undefined> {
   return (await IncidentModel.findOne({ name }, NO_ID).lean<IncidentRecord>()) ?? undefined;

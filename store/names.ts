@@ -1,5 +1,5 @@
 import { dayKey, formatName, type NamePrefix } from '../domain/names';
-import { isDuplicateKey } from './connection';
+import { isDuplicateKey, refusedDocuments } from './connection';
 import { GroupInsert } from './group-insert';
 import { Counter, NameClaim } from './models';
 
@@ -86,10 +86,9 @@ async function allocateNames(prefix: NamePrefix, at: Date, count: number): Promi
       { ordered: false },
     );
   } catch (err) {
-    const { writeErrors } = err as { writeErrors?: { code?: number; index: number }[] };
-    // Anything but claims already taken (a broken connection too) leaves nothing known: it fails.
-    if (!isDuplicateKey(err) || !Array.isArray(writeErrors) || writeErrors.some((e) => e.code !== 11000)) throw err;
-    taken = writeErrors.map((e) => e.index);
+    const refused = refusedDocuments(err); // a broken connection throws: nothing is known
+    if (refused.some((e) => e.code !== 11000)) throw err; // anything but claims already taken fails
+    taken = refused.map((e) => e.index);
   }
   for (const i of taken) names[i] = await allocateOne(prefix, at);
   return names;
