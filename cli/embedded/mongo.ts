@@ -28,6 +28,11 @@ export async function startEmbeddedMongo(opts: {
   const heap = opts.h2File ? [`-Xms${size}`, `-Xmx${size}`, '-XX:+AlwaysPreTouch'] : [];
   const args = [
     '-Xss1m',
+    // The client compiler only. Under a burst on a fresh store, C2's compiler threads took about
+    // half of the store's CPU, competing with the work on a 2-core host; C1's code is fast enough
+    // for the store's small commands and is ready within seconds (docs/benchmarks.md,
+    // "Fifteenth pass").
+    '-XX:TieredStopAtLevel=1',
     ...heap,
     '-cp',
     `${path.join(TOOLS_DIR, 'mongo/lib/*')}${path.delimiter}${classes}`,
