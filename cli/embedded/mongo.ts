@@ -4,6 +4,13 @@ import { DEFAULT_MONGO_HEAP } from '../../domain/config';
 import { TOOLS_DIR } from '../paths';
 import { spawnServer, type ServerProcess } from './process';
 
+/** HotSpot's defaults are 5,000, 600 and 15,000. */
+const JIT_FLAGS = [
+  '-XX:Tier4InvocationThreshold=50000',
+  '-XX:Tier4MinInvocationThreshold=6000',
+  '-XX:Tier4CompileThreshold=150000',
+];
+
 export interface EmbeddedMongo extends ServerProcess {
   uri: string;
 }
@@ -28,11 +35,11 @@ export async function startEmbeddedMongo(opts: {
   const heap = opts.h2File ? [`-Xms${size}`, `-Xmx${size}`, '-XX:+AlwaysPreTouch'] : [];
   const args = [
     '-Xss1m',
-    // The client compiler only. Under a burst on a fresh store, C2's compiler threads took about
-    // half of the store's CPU, competing with the work on a 2-core host; C1's code is fast enough
-    // for the store's small commands and is ready within seconds (docs/benchmarks.md,
-    // "Fifteenth pass").
-    '-XX:TieredStopAtLevel=1',
+    // C2 for the hot code only: ten times the invocations before a method is compiled at the top
+    // tier (loops still are, by their back-edges). In a burst on a fresh store, C2's compiler
+    // threads took most of its CPU, competing with the work on a 2-core host; the client compiler
+    // alone halved that again but doubled a list page's walk (docs/benchmarks.md, "Fifteenth pass").
+    ...JIT_FLAGS,
     ...heap,
     '-cp',
     `${path.join(TOOLS_DIR, 'mongo/lib/*')}${path.delimiter}${classes}`,
