@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { connect } from 'net';
 import type { Config } from '../domain/config';
 import { formatAdapterStatuses } from '../domain/gateway-status';
+import { limitHeapGrowth } from './heap-growth';
 
 /** True when something accepts TCP connections on the adapter's address. */
 function listening(host: string, port: number): Promise<boolean> {
@@ -25,6 +26,7 @@ export function gatewayCommand(config: () => Promise<Config>): Command {
     .command('start')
     .description('run the gateway: the webhook adapter starts when FOGHORN_WEBHOOK_ADDR is set')
     .action(async () => {
+      limitHeapGrowth();
       const cfg = await config();
       // The servers' modules load only when the gateway runs (Temporal and Mongoose are slow to load).
       const { configSecrets, createLogger } = await import('../api/observability');

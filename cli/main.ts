@@ -5,6 +5,7 @@ import { auditCommand } from './audit';
 import { addClientCommands } from './client/commands';
 import { EXIT_FAILED, EXIT_USAGE } from './client/errors';
 import { gatewayCommand } from './gateway';
+import { limitHeapGrowth } from './heap-growth';
 import { tokenCommand } from './token';
 
 /*
@@ -39,6 +40,7 @@ program
   .option('--kube', 'also run a local Kubernetes control plane with fake nodes, registered as the `local` cluster')
   .option('--kube-port <port>', 'the local API server port (etcd takes the next two)', '16443')
   .action(async (opts: { kube?: boolean; kubePort: string }) => {
+    limitHeapGrowth();
     const config = await loadConfig();
     const { dev } = await import('./dev');
     await dev(config, opts.kube ? { kubePort: Number(opts.kubePort) } : undefined);
@@ -48,6 +50,7 @@ program
   .command('api')
   .description('run the HTTP API (MONGODB_URI and TEMPORAL_ADDRESS name the servers)')
   .action(async () => {
+    limitHeapGrowth();
     const config = await loadConfig();
     const { configSecrets, createLogger } = await import('../api/observability');
     const { disconnectMongo } = await import('../store/connection');
