@@ -18,6 +18,7 @@ for (let n = 0; n < 2000000; n++) {
   if (n % 1000 === 0) peak = Math.max(peak, oldSpace().space_size);
 }
 global.gc();
+// \`kept\` reads both arrays after the collection, so neither is dead (and collectable) before it.
 console.log(JSON.stringify({ peak, live: oldSpace().space_used_size, kept: live.length + recent.length }));
 `;
 
