@@ -47,5 +47,9 @@ function toApiError(err: unknown): ApiError {
     return unavailable('MongoDB is unreachable');
   if (e.name === 'ServiceError' || e.code === 'UNAVAILABLE' || e.name === 'TransportError')
     return unavailable('Temporal is unreachable');
+  // An update (acknowledge, resolve, an approval) Temporal did not finish in time: a worker far
+  // behind in a storm. It may still land; a retry finds out (a repeat is answered 409).
+  if (e.name === 'WorkflowUpdateRPCTimeoutOrCancelledError')
+    return unavailable('Temporal did not answer in time; the change may still take effect: retry');
   return new ApiError(500, 'Internal error', 'the server could not complete the request');
 }

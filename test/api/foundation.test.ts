@@ -1,7 +1,8 @@
+import { WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import express from 'express';
 import type { AddressInfo } from 'net';
 import { TOKEN_CACHE_MS } from '../../api/auth';
-import { errorHandler } from '../../api/errors';
+import { errorHandler, RETRY_AFTER_SECONDS } from '../../api/errors';
 import { createToken, revokeToken } from '../../store/tokens';
 import { useApi } from '../harness/api';
 
@@ -125,6 +126,23 @@ describe('API foundation', () => {
       });
       expect(res.status).toBe(415);
       expect(res.body).toEqual(errorBody(415, 'Unsupported media type'));
+    });
+
+    it('503s an update Temporal did not finish in time, with Retry-After', async () => {
+      const app = express();
+      app.post('/resolve', () => {
+        // What the client throws when the server's deadline passed before the workflow answered.
+        throw new WorkflowUpdateRPCTimeoutOrCancelledError('context deadline exceeded');
+      });
+      app.use(errorHandler);
+      const server = app.listen(0);
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/resolve`, { method: 'POST' });
+      const body = (await res.json()) as { error: { details: string } };
+      server.close();
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
+      expect(body).toEqual(errorBody(503, 'Service unavailable'));
+      expect(body.error.details).toMatch(/did not answer in time.*retry/);
     });
 
     it('500s without leaking the stack', async () => {
