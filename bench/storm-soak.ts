@@ -43,6 +43,13 @@ async function main() {
   const headers = { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' };
   let sent = 0;
   let errors = 0;
+  /** What each error was: the storm's overflow, an answer's status (by request), a failed fetch. */
+  const errorKinds = new Map<string, number>();
+  const fail = (kind: string, body?: string) => {
+    errors++;
+    if (!errorKinds.has(kind)) console.log(`  first error of its kind: ${kind}${body ? ` ${body.slice(0, 300)}` : ''}`);
+    errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1);
+  };
   let operatorResolves = 0;
   let stop = false;
   // Interrupted: the stack goes with it (its processes would outlive this one).
@@ -68,7 +75,7 @@ async function main() {
         const due = started + (i * 1000) / RATE;
         if (due > Date.now()) await new Promise((r) => setTimeout(r, due - Date.now()));
         if (inFlight >= 64) {
-          errors++; // the stack could not keep up: counted, not queued without bound
+          fail('64 in flight'); // the stack could not keep up: counted, not queued without bound
           continue;
         }
         // Round k sends one alert to each resource; every churn-th alert of a resource resolves it
@@ -85,8 +92,7 @@ async function main() {
         void fetch(`${dev.api}/alerts/alertmanager`, { method: 'POST', headers, body: JSON.stringify(body) })
           .then(async (res) => {
             if (res.status !== 202) {
-              await res.arrayBuffer();
-              errors++;
+              fail(`alert ${res.status}`, await res.text());
               return;
             }
             const [item] = ((await res.json()) as AlertIngestResult).items;
@@ -97,11 +103,11 @@ async function main() {
               headers,
               body: JSON.stringify({ resolution: 'storm soak: the source resolved' }),
             });
-            await resolved.arrayBuffer();
+            const answer = await resolved.text();
             if (resolved.status === 200) operatorResolves++;
-            else if (resolved.status !== 409) errors++;
+            else if (resolved.status !== 409) fail(`resolve ${resolved.status}`, answer);
           })
-          .catch(() => errors++)
+          .catch((err: Error) => fail(`fetch ${err.message}`))
           .finally(() => {
             inFlight--;
             sent++;
@@ -117,21 +123,29 @@ async function main() {
       for (const p of processes()) rss.set(p.name, (rss.get(p.name) ?? 0) + rssMiB(p.pid));
       const minute = t / 60_000;
       samples.push({ minute, rss });
-      const list = await fetch(`${dev.api}/incidents?pageSize=1`, { headers }).then(
-        (r) => r.json() as Promise<{ metadata: { totalCount: number } }>,
-      );
+      const count = (query: string) =>
+        fetch(`${dev.api}/incidents?pageSize=1${query}`, { headers })
+          .then((r) => r.json() as Promise<{ metadata: { totalCount: number } }>)
+          .then((list) => list.metadata.totalCount);
+      // The working set: incidents whose workflows run (and sit in the worker's cache).
+      const [incidents, resolved] = [await count(''), await count('&state=Resolved')];
       console.log(
         `  ${minute.toFixed(1).padStart(5)} min  ${[...rss].map(([n, v]) => `${n} ${v} MiB`).join('  ')}  ` +
-          `sent ${sent}, errors ${errors}, incidents ${list.metadata.totalCount} ` +
-          `(${operatorResolves} resolved by the soak), load ${loadavg()[0].toFixed(2)}`,
+          `sent ${sent}, errors ${errors}, incidents ${incidents} (${incidents - resolved} open, ` +
+          `${operatorResolves} resolved by the soak), load ${loadavg()[0].toFixed(2)}`,
       );
     }
     stop = true;
     await storm;
+    // What is still in flight is answered before the stack stops (else it would fail as it stops).
+    while (inFlight > 0) await new Promise((r) => setTimeout(r, 100));
 
     const base = samples.find((s) => s.minute >= WARMUP_MINUTES)!;
     const after = samples.filter((s) => s.minute > WARMUP_MINUTES);
-    console.log(`\nafter the warm-up (baseline at ${base.minute} min), ${sent} alerts sent, ${errors} errors:`);
+    const kinds = [...errorKinds].map(([kind, n]) => `${kind}: ${n}`).join(', ');
+    console.log(
+      `\nafter the warm-up (baseline at ${base.minute} min), ${sent} alerts sent, ${errors} errors${kinds && ` (${kinds})`}:`,
+    );
     const percent = (v: number, from: number) => `${(((v - from) / from) * 100).toFixed(1)}%`;
     const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
     for (const [name, v0] of base.rss) {
@@ -146,6 +160,13 @@ async function main() {
           `trend ${early} → ${late} MiB (${percent(late, early)})`,
       );
     }
+    // The stack's own complaints (pino levels: 40 warn, 50 error, 60 fatal), the first few.
+    const complaints = dev
+      .output()
+      .split('\n')
+      .filter((line) => /"level":(4|5|6)0/.test(line));
+    console.log(`\nthe stack logged ${complaints.length} warnings or errors`);
+    for (const line of complaints.slice(0, 10)) console.log(`  ${line.slice(0, 600)}`);
   } finally {
     stop = true;
     await stopDev(dev);
