@@ -165,8 +165,16 @@ async function main() {
       .output()
       .split('\n')
       .filter((line) => /"level":(4|5|6)0/.test(line));
+    const byMessage = new Map<string, { count: number; first: string }>();
+    for (const line of complaints) {
+      const msg = /"msg":"([^"]*)"/.exec(line)?.[1] ?? '?';
+      const seen = byMessage.get(msg);
+      if (seen) seen.count++;
+      else byMessage.set(msg, { count: 1, first: line });
+    }
     console.log(`\nthe stack logged ${complaints.length} warnings or errors`);
-    for (const line of complaints.slice(0, 10)) console.log(`  ${line.slice(0, 600)}`);
+    for (const [msg, { count, first }] of byMessage)
+      console.log(`  ${count} × ${msg}; the first: ${first.slice(0, 600)}`);
   } finally {
     stop = true;
     await stopDev(dev);
