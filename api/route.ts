@@ -241,7 +241,7 @@ export function documentedResponses(spec: AnyRoute): Record<number, ResponseDoc>
   // Tokens live in MongoDB: every authenticated request needs it.
   if (authenticated) {
     errors[503] = {
-      description: 'Service unavailable: MongoDB or Temporal is unreachable',
+      description: 'Service unavailable: MongoDB or Temporal is unreachable, or an update timed out in Temporal',
       headers: { 'Retry-After': RETRY_AFTER },
     };
   }
