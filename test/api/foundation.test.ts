@@ -138,6 +138,7 @@ describe('API foundation', () => {
       const server = app.listen(0);
       const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/resolve`, { method: 'POST' });
       const body = (await res.json()) as { error: { details: string } };
+      server.closeAllConnections(); // fetch keeps its socket alive: close it too, not just the listener
       server.close();
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
@@ -154,6 +155,7 @@ describe('API foundation', () => {
       const server = app.listen(0);
       const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/boom`);
       const text = await res.text();
+      server.closeAllConnections();
       server.close();
       expect(res.status).toBe(500);
       expect(JSON.parse(text)).toEqual(errorBody(500, 'Internal error'));
