@@ -128,18 +128,27 @@ describe('API foundation', () => {
       expect(res.body).toEqual(errorBody(415, 'Unsupported media type'));
     });
 
-    it('503s an update Temporal did not finish in time, with Retry-After', async () => {
+    /** The errorHandler's answer to a route that throws `err`, on a throwaway app. */
+    async function answerTo(err: Error): Promise<{ res: Response; text: string }> {
       const app = express();
-      app.post('/resolve', () => {
-        // What the client throws when the server's deadline passed before the workflow answered.
-        throw new WorkflowUpdateRPCTimeoutOrCancelledError('context deadline exceeded');
+      app.post('/boom', () => {
+        throw err;
       });
       app.use(errorHandler);
       const server = app.listen(0);
-      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/resolve`, { method: 'POST' });
-      const body = (await res.json()) as { error: { details: string } };
-      server.closeAllConnections(); // fetch keeps its socket alive: close it too, not just the listener
-      server.close();
+      try {
+        const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/boom`, { method: 'POST' });
+        return { res, text: await res.text() };
+      } finally {
+        server.closeAllConnections(); // fetch keeps its socket alive: close it too, not just the listener
+        server.close();
+      }
+    }
+
+    it('503s an update Temporal did not finish in time, with Retry-After', async () => {
+      // What the client throws when the server's deadline passed before the workflow answered.
+      const { res, text } = await answerTo(new WorkflowUpdateRPCTimeoutOrCancelledError('context deadline exceeded'));
+      const body = JSON.parse(text) as { error: { details: string } };
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
       expect(body).toEqual(errorBody(503, 'Service unavailable'));
@@ -147,16 +156,7 @@ describe('API foundation', () => {
     });
 
     it('500s without leaking the stack', async () => {
-      const app = express();
-      app.get('/boom', () => {
-        throw new Error('secret internals at /srv/app.ts:12');
-      });
-      app.use(errorHandler);
-      const server = app.listen(0);
-      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/boom`);
-      const text = await res.text();
-      server.closeAllConnections();
-      server.close();
+      const { res, text } = await answerTo(new Error('secret internals at /srv/app.ts:12'));
       expect(res.status).toBe(500);
       expect(JSON.parse(text)).toEqual(errorBody(500, 'Internal error'));
       expect(text).not.toContain('secret internals');
