@@ -10,7 +10,8 @@
  * compared with its value at the end of the warm-up (the goal's measure), its band (highest
  * against lowest) is given, and, as a trend less moved by where one sample fell in a collection
  * cycle, the mean of the first two measured minutes with that of the last two. Prints one line
- * per sample and a summary; asserts nothing.
+ * per sample (with the open incidents: the working set) and a summary: errors by kind, and the
+ * stack's own warnings and errors by message. Asserts nothing.
  *
  * Usage: npx ts-node --transpile-only bench/storm-soak.ts [minutes=10] [warmupMinutes=2]
  *        [alertsPerSecond=60] [resources=200] [churnSeconds=30]
@@ -138,7 +139,8 @@ async function main() {
     stop = true;
     await storm;
     // What is still in flight is answered before the stack stops (else it would fail as it stops).
-    while (inFlight > 0) await new Promise((r) => setTimeout(r, 100));
+    for (const drainUntil = Date.now() + 60_000; inFlight > 0 && Date.now() < drainUntil;)
+      await new Promise((r) => setTimeout(r, 100));
 
     const base = samples.find((s) => s.minute >= WARMUP_MINUTES)!;
     const after = samples.filter((s) => s.minute > WARMUP_MINUTES);
@@ -160,7 +162,7 @@ async function main() {
           `trend ${early} → ${late} MiB (${percent(late, early)})`,
       );
     }
-    // The stack's own complaints (pino levels: 40 warn, 50 error, 60 fatal), the first few.
+    // The stack's own complaints (pino levels: 40 warn, 50 error, 60 fatal), counted by message.
     const complaints = dev
       .output()
       .split('\n')
