@@ -116,6 +116,10 @@ async function main() {
       }
     })();
 
+    const incidentCount = (query: string) =>
+      fetch(`${dev.api}/incidents?pageSize=1${query}`, { headers })
+        .then((r) => r.json() as Promise<{ metadata: { totalCount: number } }>)
+        .then((list) => list.metadata.totalCount);
     const samples: { minute: number; rss: Map<string, number> }[] = [];
     const total = (WARMUP_MINUTES + MINUTES) * 60_000;
     for (let t = SAMPLE_MS; t <= total; t += SAMPLE_MS) {
@@ -124,12 +128,8 @@ async function main() {
       for (const p of processes()) rss.set(p.name, (rss.get(p.name) ?? 0) + rssMiB(p.pid));
       const minute = t / 60_000;
       samples.push({ minute, rss });
-      const count = (query: string) =>
-        fetch(`${dev.api}/incidents?pageSize=1${query}`, { headers })
-          .then((r) => r.json() as Promise<{ metadata: { totalCount: number } }>)
-          .then((list) => list.metadata.totalCount);
       // The working set: incidents whose workflows run (and sit in the worker's cache).
-      const [incidents, resolved] = [await count(''), await count('&state=Resolved')];
+      const [incidents, resolved] = [await incidentCount(''), await incidentCount('&state=Resolved')];
       console.log(
         `  ${minute.toFixed(1).padStart(5)} min  ${[...rss].map(([n, v]) => `${n} ${v} MiB`).join('  ')}  ` +
           `sent ${sent}, errors ${errors}, incidents ${incidents} (${incidents - resolved} open, ` +
