@@ -7,7 +7,8 @@
  * POSTs; how many final callbacks arrived within a bounded wait (how far the worker got with
  * the backlog); per-chat order violations among them; failed hand-overs to Temporal (from the
  * log: per message before the batched hand-over, per chat attempt since, and how many of those
- * were left to the sweeper); and how long `foghorn dev` took to stop with the backlog queued.
+ * were left to the sweeper); how long `foghorn dev` took to stop with the backlog queued; and
+ * the accepting process's event-loop delay and V8 collections during the POSTs (its /metrics).
  * Usage: npx ts-node --transpile-only bench/gateway-accept.ts [requestsPerLevel=2000] [chats=100]
  *          [--levels=50,500] [--warm=N] [--rate=R] [--windows=S]
  *   --warm=N  N messages first, on the same stack and not measured: a gateway that has been up a
@@ -132,6 +133,43 @@ interface LevelResult {
   cores: string;
   /** `foghorn dev` from SIGINT to exit, with the backlog still queued. */
   stopSeconds: number;
+  /** The accepting process while the POSTs ran: its event loop's delay and its collections. */
+  runtime: string;
+}
+
+/**
+ * The accepting process's runtime figures from its /metrics (prom-client's defaults): the event
+ * loop's delay since the last scrape (each scrape starts it again) and V8's collections so far.
+ */
+async function runtimeMetrics(api: string): Promise<Map<string, number>> {
+  const text = await fetch(new URL('/metrics', api)).then((r) => r.text());
+  const values = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^(nodejs_eventloop_lag_(?:p99|max)_seconds|nodejs_gc_duration_seconds_(?:sum|count))(?:\{kind="(\w+)"\})? (\S+)$/.exec(
+      line,
+    );
+    if (m) values.set(m[2] ? `${m[1]} ${m[2]}` : m[1], Number(m[3]));
+  }
+  return values;
+}
+
+/** What the process did between two scrapes: its loop's p99 and worst delay, its pauses by kind. */
+function runtimeBetween(before: Map<string, number>, after: Map<string, number>): string {
+  const ms = (seconds = 0) => (seconds * 1000).toFixed(1);
+  const pauses = [...after]
+    .filter(([key]) => key.startsWith('nodejs_gc_duration_seconds_count '))
+    .map(([key, count]) => {
+      const kind = key.split(' ')[1];
+      const sum = `nodejs_gc_duration_seconds_sum ${kind}`;
+      const n = count - (before.get(key) ?? 0);
+      return n > 0 ? `${kind} ${n} (${ms((after.get(sum) ?? 0) - (before.get(sum) ?? 0))} ms)` : '';
+    })
+    .filter(Boolean)
+    .join(', ');
+  return (
+    `event-loop delay p99 ${ms(after.get('nodejs_eventloop_lag_p99_seconds'))} ms, ` +
+    `max ${ms(after.get('nodejs_eventloop_lag_max_seconds'))} ms; collections: ${pauses || 'none'}`
+  );
 }
 
 /** One concurrency level on a fresh private stack, so each level starts with an idle worker. */
@@ -181,6 +219,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
     const sent: Sent[] = [];
     let firstError: string | undefined;
     let next = 0;
+    const runtimeBefore = await runtimeMetrics(dev.api);
     const cpuBefore = cpuByProcess(dev.child.pid!);
     const benchCpuBefore = process.cpuUsage();
     const started = performance.now();
@@ -215,6 +254,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
       .filter(([, c]) => c >= 0.05)
       .map(([name, c]) => `${name} ${c.toFixed(2)}`)
       .join(', ');
+    const runtime = runtimeBetween(runtimeBefore, await runtimeMetrics(dev.api));
 
     // Then the worker's side: final callbacks of the accepted messages, waited for a bounded time.
     const drainDeadline = Date.now() + DRAIN_DEADLINE_MS;
@@ -255,6 +295,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
       loadBefore,
       outOfOrder,
       cores,
+      runtime,
     };
   } finally {
     agent.destroy();
@@ -293,6 +334,7 @@ async function main() {
         `stop=${r.stopSeconds.toFixed(1)}s  load1=${r.loadBefore.toFixed(1)}`,
     );
     console.log(`  cores busy during the POSTs: ${r.cores}`);
+    console.log(`  the accepting process during the POSTs: ${r.runtime}`);
     if (r.firstError) console.log(`  first non-202: ${r.firstError}`);
     if (WINDOW_S) printWindows(r.timeline, WINDOW_S);
   }
