@@ -7,7 +7,7 @@ import { parseInbound, type InboundMedia } from '../domain/chat-inbound';
 import type { Config } from '../domain/config';
 import { ApiError, envelope, unavailable } from '../domain/errors';
 import { redact } from '../domain/redact';
-import { secretMatches } from '../domain/webhook-signature';
+import { secretMatcher } from '../domain/webhook-signature';
 import { saveChatMessage } from '../store/chat';
 import { putMedia } from '../store/media';
 import { ChatHandOverQueue } from '../operations/chat-dispatch';
@@ -32,6 +32,7 @@ export interface GatewayApp {
  */
 export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger: Logger): GatewayApp {
   const secret = config.FOGHORN_WEBHOOK_SECRET;
+  const secretMatches = secret ? secretMatcher(secret) : () => false;
   const maxAudio = config.FOGHORN_GATEWAY_MAX_AUDIO_BYTES;
   const maxBody = maxAudio + BODY_OVERHEAD_BYTES;
   let shuttingDown = false;
@@ -53,6 +54,8 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
 
   const app = express();
   app.disable('x-powered-by');
+  // Every answer is to a POST: no ETag (a hash of each body) for a cache that never asks.
+  app.set('etag', false);
   app.all(config.FOGHORN_WEBHOOK_PATH, (req, res, next) => {
     if (req.method !== 'POST')
       return fail(res, new ApiError(405, 'Method not allowed', `use POST on ${req.path}`, { Allow: 'POST' }));
@@ -61,7 +64,7 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
         res,
         new ApiError(401, 'Unauthorized', 'FOGHORN_WEBHOOK_SECRET is not set: every request is refused'),
       );
-    if (!secretMatches(secret, req.get(SECRET_HEADER)))
+    if (!secretMatches(req.get(SECRET_HEADER)))
       return fail(res, new ApiError(401, 'Unauthorized', 'missing or wrong X-Foghorn-Secret header'));
     const declared = Number(req.get('content-length') ?? 0);
     if (declared > maxBody) return fail(res, tooLarge(maxBody));

@@ -3,7 +3,7 @@ import { extractSendDirectives, truncateReply } from '../../domain/chat';
 import { parseInbound } from '../../domain/chat-inbound';
 import { parseConfig } from '../../domain/config';
 import { BACKOFF_CAP_MS, parseRetryAfter, retryDelayMs, RETRY_AFTER_CAP_MS } from '../../domain/delivery';
-import { secretMatches, signWebhook, verifyWebhook } from '../../domain/webhook-signature';
+import { secretMatcher, signWebhook, verifyWebhook } from '../../domain/webhook-signature';
 
 describe('reply truncation', () => {
   it('keeps 3500 characters and cuts 3501 to 3499 + …', () => {
@@ -76,10 +76,13 @@ describe('Standard Webhooks signatures', () => {
     expect(verifyWebhook('s', { id: 'id', timestamp: '1', signature: sig }, body + ' ')).toBe(false);
   });
   it('compares the inbound secret exactly', () => {
-    expect(secretMatches('abc', 'abc')).toBe(true);
-    expect(secretMatches('abc', 'abd')).toBe(false);
-    expect(secretMatches('abc', 'abcd')).toBe(false);
-    expect(secretMatches('abc', undefined)).toBe(false);
+    const matches = secretMatcher('abc');
+    expect(matches('abc')).toBe(true);
+    expect(matches('abd')).toBe(false);
+    expect(matches('abcd')).toBe(false);
+    expect(matches('ab')).toBe(false);
+    expect(matches('')).toBe(false);
+    expect(matches(undefined)).toBe(false);
   });
 });
 
