@@ -145,9 +145,10 @@ async function runtimeMetrics(api: string): Promise<Map<string, number>> {
   const text = await fetch(new URL('/metrics', api)).then((r) => r.text());
   const values = new Map<string, number>();
   for (const line of text.split('\n')) {
-    const m = /^(nodejs_eventloop_lag_(?:p99|max)_seconds|nodejs_gc_duration_seconds_(?:sum|count))(?:\{kind="(\w+)"\})? (\S+)$/.exec(
-      line,
-    );
+    const m =
+      /^(nodejs_eventloop_lag_(?:p99|max)_seconds|nodejs_gc_duration_seconds_(?:sum|count))(?:\{kind="(\w+)"\})? (\S+)$/.exec(
+        line,
+      );
     if (m) values.set(m[2] ? `${m[1]} ${m[2]}` : m[1], Number(m[3]));
   }
   return values;
