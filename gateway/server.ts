@@ -54,7 +54,7 @@ export function createGatewayApp(config: Config, dispatcher: Dispatcher, logger:
 
   const app = express();
   app.disable('x-powered-by');
-  // Every answer is to a POST: no ETag (a hash of each body) for a cache that never asks.
+  // Nothing the webhook answers is a resource a cache asks for again: no ETag (a hash of each body).
   app.set('etag', false);
   app.all(config.FOGHORN_WEBHOOK_PATH, (req, res, next) => {
     if (req.method !== 'POST')
