@@ -160,9 +160,10 @@ describe('webhook channel: HTTP contract of POST /inbound', () => {
       expect(await storedFor('c-401')).toBe(0);
     });
 
-    it('the right secret is accepted', async () => {
+    it('the right secret is accepted (no ETag: nothing the webhook answers is fetched again)', async () => {
       const res = await hit(gw.url(), { body: valid('c-401-ok') });
       expect(res.status).toBe(202);
+      expect(res.headers.get('etag')).toBeNull();
     });
   });
 
