@@ -1,9 +1,12 @@
 import { Context } from '@temporalio/activity';
+import { escalationMove, ladderOf, type Ladder } from '../domain/escalation-policy';
+import type { IncidentRecord } from '../domain/incident-record';
 import { INBOX_BATCH } from '../domain/incident-requests';
-import { chooseStrategy, type RemediationOptions } from '../domain/remediation';
+import { chooseStrategy, giveUpReason, type RemediationOptions } from '../domain/remediation';
 import type { PreparedPlan } from '../domain/remediation-plan';
 import { withHeartbeat } from './context';
 import { categoryRunbooks, type IncidentSteps } from './incidents';
+import type { Endpoint, EscalationSteps } from './notifications';
 import type { createPostmortemActivities } from './postmortem';
 import type { createRemediationSteps } from './remediation';
 
@@ -19,6 +22,7 @@ export function createIncidentStageActivities(
   incidents: IncidentSteps,
   remediation: ReturnType<typeof createRemediationSteps>,
   postmortems: PostmortemSteps,
+  escalation: EscalationSteps,
 ) {
   /** Records what waits in the inbox, a batch at a time until it is found empty; how many. */
   async function drain(name: string, firstIndex: number): Promise<number> {
@@ -33,19 +37,43 @@ export function createIncidentStageActivities(
     return total;
   }
 
+  /**
+   * Escalates the incident automation gave up on, as the workflow's own steps would: the policy
+   * chosen and recorded with the move (to `Failed` under `none`), then L1's endpoints for the
+   * ladder. Undefined when the incident was resolved meanwhile.
+   */
+  async function escalate(incident: IncidentRecord, at: string, message: string): Promise<Escalated | undefined> {
+    const policy = await escalation.policyFor(incident);
+    const none = policy.levels.length === 0;
+    const moved = await incidents.enterState({
+      name: incident.name,
+      at,
+      ...escalationMove(message, none),
+      escalationPolicy: policy.name,
+      eventKey: 'escalation',
+    });
+    if (!moved) return undefined;
+    if (none) return { message, none, ladder: ladderOf(policy) };
+    const level1 = await escalation.firstLevel(moved, policy);
+    return { message, none, ladder: ladderOf(policy), ...(level1 && { level1 }) };
+  }
+
   return {
     /**
      * Triage: `Analyzing`, the analysis, the runbook match and the remediation options; with
      * `prepareFirstPlan`, the first attempt's plan too (made as the workflow would ask for it:
-     * the same choice of strategy, the move to `Remediating` in its write). Null when the
-     * incident was resolved (or is gone) before it began. The incident is read once, by the first
-     * write, and each step hands the next the record its own write returned.
+     * the same choice of strategy, the move to `Remediating` in its write); with `escalate`, when
+     * there is nothing to try, the escalation too (`escalated`: the workflow starts the ladder).
+     * Null when the incident was resolved (or is gone) before it began or before it escalated.
+     * The incident is read once, by the first write, and each step hands the next the record its
+     * own write returned.
      */
     async triageIncident(input: {
       name: string;
       at: string;
       prepareFirstPlan?: boolean;
-    }): Promise<(RemediationOptions & { firstPlan?: PreparedPlan }) | null> {
+      escalate?: boolean;
+    }): Promise<(RemediationOptions & { firstPlan?: PreparedPlan; escalated?: Escalated }) | null> {
       return withHeartbeat(async (signal) => {
         const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
         if (!analyzing) return null;
@@ -53,6 +81,11 @@ export function createIncidentStageActivities(
         const analysed = await incidents.analyze(analyzing, runbooks, signal);
         const { incident } = await incidents.match(analysed.incident, runbooks);
         const options = await remediation.options(incident, runbooks, analysed.insight);
+        const giveUp = input.escalate ? giveUpReason(options, []) : undefined;
+        if (giveUp) {
+          const escalated = await escalate(incident, new Date().toISOString(), giveUp);
+          return escalated ? { ...options, escalated } : null;
+        }
         const strategy = options.maxAttempts >= 1 ? chooseStrategy(options, []) : null;
         if (!input.prepareFirstPlan || !strategy) return options;
         const firstPlan = await remediation.prepare(
@@ -91,3 +124,13 @@ export function createIncidentStageActivities(
 }
 
 export type IncidentStageActivities = ReturnType<typeof createIncidentStageActivities>;
+
+/** The triage's escalation: the ladder to start (none under the policy `none`), and L1's endpoints when read. */
+export interface Escalated {
+  /** Automation's message, ending "; escalated to on-call". */
+  message: string;
+  none: boolean;
+  ladder: Ladder;
+  /** Absent while a maintenance window holds the namespace: the ladder reads them when it ends. */
+  level1?: Endpoint[];
+}

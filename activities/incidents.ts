@@ -256,20 +256,28 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
     return { best, incident: updated };
   }
 
-  /** Moves the incident to `state`; its record after the move, undefined when resolved meanwhile (or gone). */
+  /**
+   * Moves the incident to `state`; its record after the move, undefined when resolved meanwhile
+   * (or gone). `escalationPolicy` is recorded in the same write; `eventKey` keys the event apart
+   * from others the same activity writes.
+   */
   async function enterState(input: {
     name: string;
     state: IncidentState;
     at: string;
     event?: Omit<TimelineEvent, 'timestamp'>;
+    escalationPolicy?: string;
+    eventKey?: string;
   }): Promise<IncidentRecord | undefined> {
     const at = new Date(input.at);
     const updated = await updateIncident(input.name, {
       state: input.state,
       lastUpdated: at,
       ...(input.state === 'Escalated' && { escalatedAt: at }),
+      ...(input.escalationPolicy !== undefined && { escalationPolicy: input.escalationPolicy }),
     });
-    if (updated && input.event) await appendTimeline(input.name, [event({ ...input.event, timestamp: at })]);
+    if (updated && input.event)
+      await appendTimeline(input.name, [event({ ...input.event, timestamp: at }, input.eventKey)]);
     return updated;
   }
 

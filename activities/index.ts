@@ -16,7 +16,7 @@ import { createKubePreviewActivities } from './kube-preview';
 import { createKubeReadActivities } from './kube-reads';
 import type { LlmConfig } from './llm';
 import { createMediaActivities } from './media';
-import { createNotificationActivities } from './notifications';
+import { createNotificationSteps } from './notifications';
 import { createPostmortemActivities } from './postmortem';
 import { createKubeWatchActivities } from './kube-watch';
 import { createReconcileActivities } from './reconcile';
@@ -42,6 +42,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     : undefined;
   const incidentDeps = { annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX, ...(llm && { llm }) };
   const postmortems = createPostmortemActivities();
+  const notifications = createNotificationSteps(config);
   return {
     recordAudit,
     ...createAuditExportActivities(),
@@ -50,6 +51,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
       createIncidentSteps(incidentDeps),
       createRemediationSteps(config, llm !== undefined),
       postmortems,
+      notifications.escalation,
     ),
     ...postmortems,
     ...createClusterHealthActivities(),
@@ -64,7 +66,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createRemediationVerifyActivities(),
     ...createAgenticActivities(llm),
     ...createApprovalActivities(),
-    ...createNotificationActivities(config),
+    ...notifications.activities,
     ...createKubeActionActivities(),
     ...createKubeReadActivities(),
     ...createKubePreviewActivities(),

@@ -77,8 +77,12 @@ function unreadableAsMissing(err: unknown): undefined {
   throw err;
 }
 
-/** The escalation engine's side effects (docs/escalation.md); each is idempotent. */
-export function createNotificationActivities(config: Config) {
+/**
+ * The escalation engine's side effects (docs/escalation.md), each idempotent: the activities, and
+ * the escalation steps the triage runs itself when automation has nothing to try
+ * (activities/incident-stages.ts), the same code either way.
+ */
+export function createNotificationSteps(config: Config) {
   const callbacks = createCallbackActivities(config);
   const homeChannel = config.FOGHORN_WEBHOOK_HOME_CHANNEL;
   const apiBase = (config.FOGHORN_PUBLIC_URL ?? `http://localhost:${config.FOGHORN_API_ADDR.port}`).replace(/\/$/, '');
@@ -317,7 +321,44 @@ export function createNotificationActivities(config: Config) {
     return recorded ? 'recorded' : 'delivered';
   }
 
-  return {
+  /**
+   * A level's endpoints (0-based `level`) as they are now. With none usable, the timeline says
+   * plainly that nobody was notified and why (once: the note is keyed by the rung).
+   */
+  async function levelEndpointsOf(
+    incident: string,
+    policy: EscalationPolicy,
+    level: number,
+    why: string,
+  ): Promise<Endpoint[]> {
+    const { endpoints, problems } = await endpointsOf(policy, level, new Date());
+    if (endpoints.length === 0) {
+      const reason = problems.length ? problems.join('; ') : `policy ${policy.name} has no level ${level + 1}`;
+      await note(
+        incident,
+        `notification/${incident}/none/${why}`,
+        `No notification channel is configured for ${why} of escalation policy ${policy.name}: ${reason}; nobody was notified`,
+        { channel: 'none', target: '', level: level + 1 },
+      );
+    }
+    return endpoints;
+  }
+
+  /** What the triage needs to escalate an incident itself: the same reads the ladder's activities make. */
+  const escalation = {
+    /** The incident's policy now: the first match by namespace and severity. */
+    policyFor: (incident: IncidentRecord): Promise<EscalationPolicy> => policyOf(incident),
+    /**
+     * L1's endpoints for a ladder about to start, read as its first rung would read them; undefined
+     * while a maintenance window holds the namespace (the ladder then holds, and reads them itself).
+     */
+    async firstLevel(incident: IncidentRecord, policy: EscalationPolicy): Promise<Endpoint[] | undefined> {
+      if (await maintenanceAt(incident.namespace, new Date())) return undefined;
+      return levelEndpointsOf(incident.name, policy, 0, 'L1');
+    },
+  };
+
+  const activities = {
     deliverNotification,
 
     /**
@@ -325,16 +366,12 @@ export function createNotificationActivities(config: Config) {
      * incident; the workflow carries only its timings.
      */
     async chooseEscalation(input: { incident: string }): Promise<{ ladder: Ladder; none: boolean }> {
-      const incident = await mustGetIncident(input.incident);
-      const policy = await policyOf(incident);
+      const policy = await policyOf(await mustGetIncident(input.incident));
       await updateIncident(input.incident, { escalationPolicy: policy.name }, { allowResolved: true });
       return { ladder: ladderOf(policy), none: policy.levels.length === 0 };
     },
 
-    /**
-     * A level's endpoints (0-based `level`) as they are now. With none usable, the timeline says
-     * plainly that nobody was notified and why.
-     */
+    /** A level's endpoints now (`levelEndpointsOf`), under the policy the incident escalated with. */
     async levelEndpoints(input: {
       incident: string;
       policy?: string;
@@ -342,18 +379,7 @@ export function createNotificationActivities(config: Config) {
       why: string;
     }): Promise<Endpoint[]> {
       const incident = await mustGetIncident(input.incident);
-      const policy = await policyOf(incident, input.policy);
-      const { endpoints, problems } = await endpointsOf(policy, input.level, new Date());
-      if (endpoints.length === 0) {
-        const reason = problems.length ? problems.join('; ') : `policy ${policy.name} has no level ${input.level + 1}`;
-        await note(
-          input.incident,
-          `notification/${input.incident}/none/${input.why}`,
-          `No notification channel is configured for ${input.why} of escalation policy ${policy.name}: ${reason}; nobody was notified`,
-          { channel: 'none', target: '', level: input.level + 1 },
-        );
-      }
-      return endpoints;
+      return levelEndpointsOf(input.incident, await policyOf(incident, input.policy), input.level, input.why);
     },
 
     /** A delivery that ran out of tries: said on the timeline (the record keeps the last error). */
@@ -426,6 +452,8 @@ export function createNotificationActivities(config: Config) {
       return `${sent.join('; ')}${via}`;
     },
   };
+  return { activities, escalation };
 }
 
-export type NotificationActivities = ReturnType<typeof createNotificationActivities>;
+export type NotificationActivities = ReturnType<typeof createNotificationSteps>['activities'];
+export type EscalationSteps = ReturnType<typeof createNotificationSteps>['escalation'];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { IncidentState, TimelineEvent } from './incident';
 import { parseDuration } from './duration';
 import { goDuration } from './runbook';
 import { severitySchema, type Severity } from './vocabulary';
@@ -283,6 +284,29 @@ export function ladderOf(policy: EscalationPolicy): Ladder {
     ...(policy.repeat && {
       repeat: { everyMs: ms(policy.repeat.every), ...(policy.repeat.times && { times: policy.repeat.times }) },
     }),
+  };
+}
+
+/** Automation's escalation message without its "; escalated to on-call" ending: what the ladder's notifications say. */
+export const escalationReason = (message: string): string => message.replace(/; escalated to on-call$/, '');
+
+/**
+ * What escalating does to the incident (DESIGN §8): `Escalated` with automation's message, or
+ * `Failed` under a policy with no levels (`none`), nobody paged. One text for the workflow's own
+ * move and the triage's.
+ */
+export function escalationMove(
+  message: string,
+  none: boolean,
+  why = escalationReason(message),
+): { state: Extract<IncidentState, 'Escalated' | 'Failed'>; event: Omit<TimelineEvent, 'timestamp'> } {
+  return {
+    state: none ? 'Failed' : 'Escalated',
+    event: {
+      type: 'Escalation',
+      source: 'escalation-engine',
+      message: none ? `${why}; the escalation policy is none: nobody is paged and the incident ends Failed` : message,
+    },
   };
 }
 

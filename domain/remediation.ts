@@ -84,6 +84,20 @@ export function chooseStrategy(options: RemediationOptions, tried: readonly Stra
   return again ? { kind: 'runbook', runbook: again.name, tier: again.tier } : null;
 }
 
+/**
+ * Why automation gives up on the incident before its next attempt (the escalation's message,
+ * ending "; escalated to on-call"), or undefined while `chooseStrategy` has one to run.
+ */
+export function giveUpReason(options: RemediationOptions, tried: readonly Strategy[]): string | undefined {
+  const attempt = tried.length + 1;
+  if (attempt > options.maxAttempts)
+    return `${options.maxAttempts} remediation attempt(s) failed; escalated to on-call`;
+  if (chooseStrategy(options, tried)) return undefined;
+  return attempt === 1
+    ? 'No automatic remediation strategy is available; escalated to on-call'
+    : `No remediation strategy left after ${attempt - 1} failed attempt(s); escalated to on-call`;
+}
+
 export const isKubeAction = (type: string): type is KubeActionType =>
   (KUBE_ACTION_TYPES as readonly string[]).includes(type);
 

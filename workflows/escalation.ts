@@ -30,6 +30,11 @@ export interface EscalationWorkflowInput {
   reason: string;
   acknowledged: boolean;
   snoozeUntil?: string;
+  /**
+   * L1's endpoints, read by the triage that escalated (no maintenance window held the namespace):
+   * the first rung goes out without reading them again. Absent, the ladder reads them itself.
+   */
+  level1?: Endpoint[];
   /** Carried across continue-as-new. */
   carried?: {
     level: number;
@@ -84,11 +89,15 @@ export async function escalationWorkflow(input: EscalationWorkflowInput): Promis
   const idle = queue.idle;
   const timeToContinue = () => workflowInfo().continueAsNewSuggested && idle();
 
-  /** `first`: L1 goes out even to an incident acknowledged before it escalated (automation gave up: that is news). */
-  async function notifyRung(first = false): Promise<void> {
+  /**
+   * `first`: L1 goes out even to an incident acknowledged before it escalated (automation gave up:
+   * that is news). `read`: the level's endpoints, when already read.
+   */
+  async function notifyRung(first = false, read?: Endpoint[]): Promise<void> {
     publish(`L${level + 1}`);
     // A level without a usable channel is said once, not at every repeat.
-    const endpoints = await notes.levelEndpoints({ incident, policy: ladder.policy, level, why: `L${level + 1}` });
+    const endpoints =
+      read ?? (await notes.levelEndpoints({ incident, policy: ladder.policy, level, why: `L${level + 1}` }));
     if (resolved || (!first && acknowledged)) return; // it landed while the targets were read
     for (const endpoint of endpoints) {
       queue.send(endpoint, {
@@ -180,8 +189,10 @@ export async function escalationWorkflow(input: EscalationWorkflowInput): Promis
 
   if (!carried) {
     // L1 goes out even when someone acknowledged while automation still tried: automation gave up.
-    await holdWhileQuiet(() => resolved);
-    if (!resolved) await notifyRung(true);
+    // Its endpoints read by the triage: no window held the namespace then (a snooze still holds).
+    const level1 = muted() ? undefined : input.level1;
+    if (!level1) await holdWhileQuiet(() => resolved);
+    if (!resolved) await notifyRung(true, level1);
   }
 
   while (!resolved) {

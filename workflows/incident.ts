@@ -20,7 +20,9 @@ import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
 import type { NotificationActivities } from '../activities/notifications';
 import type { RemediationActivities } from '../activities/remediation';
-import type { IncidentStageActivities } from '../activities/incident-stages';
+import type { Escalated, IncidentStageActivities } from '../activities/incident-stages';
+import type { Endpoint } from '../activities/notifications';
+import { escalationMove, escalationReason, type Ladder } from '../domain/escalation-policy';
 import type { IncidentState, Severity } from '../domain/incident';
 import {
   CONFLICT,
@@ -32,7 +34,7 @@ import {
   type LiveState,
   type ResolveRequest,
 } from '../domain/incident-requests';
-import { chooseStrategy, type RemediationOptions, type Strategy } from '../domain/remediation';
+import { chooseStrategy, giveUpReason, type RemediationOptions, type Strategy } from '../domain/remediation';
 import type { PreparedPlan } from '../domain/remediation-plan';
 import {
   acknowledgeUpdate,
@@ -58,7 +60,7 @@ import {
   SEVERITY,
 } from './search-attributes';
 import { STORE_CALL_OPTIONS } from './store-options';
-import { RELEASE_14, sinceRelease } from './release';
+import { ESCALATE_IN_TRIAGE, RELEASE_14, RELEASE_19, sinceRelease } from './release';
 
 /**
  * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
@@ -113,7 +115,7 @@ export interface IncidentWorkflowInput {
  * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
-  const release = sinceRelease(RELEASE_14);
+  const release = sinceRelease(RELEASE_19, RELEASE_14);
   const { name } = input;
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];
@@ -304,13 +306,18 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     if (!resolved()) live.state = 'Analyzing';
     publish();
     const prepareFirstPlan = release.has(TRIAGE_PREPARES_PLAN);
-    const options = await analysis.triageIncident({
+    const escalateInTriage = release.has(ESCALATE_IN_TRIAGE);
+    const triaged = await analysis.triageIncident({
       name,
       at: new Date().toISOString(),
       ...(prepareFirstPlan && { prepareFirstPlan }),
+      ...(escalateInTriage && { escalate: escalateInTriage }),
     });
-    const escalation = options ? await remediate(options) : undefined;
-    if (escalation !== undefined) await escalate(escalation);
+    if (triaged?.escalated) await escalatedByTriage(triaged.escalated);
+    else {
+      const escalation = triaged ? await remediate(triaged) : undefined;
+      if (escalation !== undefined) await escalate(escalation);
+    }
   } else {
     publish();
     await moveTo('Analyzing');
@@ -333,10 +340,10 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
    * a child workflow; the policy `none` ends the incident `Failed` instead. (Histories from before
    * the ladder sent one chat notice: they still do.)
    */
-  async function escalate(message: string, why = message.replace(/; escalated to on-call$/, '')): Promise<void> {
+  async function escalate(message: string, why = escalationReason(message)): Promise<void> {
     if (resolved()) return;
     if (!release.has(ESCALATION_LADDER)) {
-      await moveTo('Escalated', { type: 'Escalation', source: 'escalation-engine', message });
+      await moveTo('Escalated', escalationMove(message, false).event);
       // Not awaited here: a slow chat system must not hold up a person's acknowledge or resolve.
       notified = notify
         .notifyHomeChannel({
@@ -351,15 +358,21 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       return;
     }
     const choice = await acts.chooseEscalation({ incident: name });
-    if (choice.none) {
-      await moveTo('Failed', {
-        type: 'Escalation',
-        source: 'escalation-engine',
-        message: `${why}; the escalation policy is none: nobody is paged and the incident ends Failed`,
-      });
-      return;
-    }
-    await moveTo('Escalated', { type: 'Escalation', source: 'escalation-engine', message });
+    const move = escalationMove(message, choice.none, why);
+    await moveTo(move.state, move.event);
+    if (!choice.none) await startLadder(choice.ladder, why);
+  }
+
+  /** The triage escalated (or, under the policy `none`, failed) the incident: the run follows. */
+  async function escalatedByTriage(escalated: Escalated): Promise<void> {
+    if (resolved()) return; // a resolve landed after the triage's move: it stands
+    live.state = escalated.none ? 'Failed' : 'Escalated';
+    publish();
+    if (!escalated.none) await startLadder(escalated.ladder, escalationReason(escalated.message), escalated.level1);
+  }
+
+  /** Starts the ladder, a child workflow; `level1`: L1's endpoints, when the triage read them. */
+  async function startLadder(timings: Ladder, why: string, level1?: Endpoint[]): Promise<void> {
     if (resolved()) return;
     const told = { acknowledged: live.acknowledged, snoozeUntil: live.snoozeUntil };
     await startChild(escalationWorkflow, {
@@ -368,10 +381,11 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
         {
           incident: name,
           namespace: input.namespace,
-          ladder: choice.ladder,
+          ladder: timings,
           reason: why,
           acknowledged: told.acknowledged,
           ...(told.snoozeUntil && { snoozeUntil: told.snoozeUntil }),
+          ...(level1 && { level1 }),
         },
       ],
       // It finishes its last deliveries (the resolve to PagerDuty) after the incident completes.
@@ -407,13 +421,9 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       triaged ?? (await acts.remediationOptions({ name }));
     const tried: Strategy[] = [];
     for (let attempt = 1; !resolved(); attempt++) {
-      if (attempt > options.maxAttempts)
-        return `${options.maxAttempts} remediation attempt(s) failed; escalated to on-call`;
-      const strategy = chooseStrategy(options, tried);
-      if (!strategy)
-        return attempt === 1
-          ? 'No automatic remediation strategy is available; escalated to on-call'
-          : `No remediation strategy left after ${attempt - 1} failed attempt(s); escalated to on-call`;
+      const giveUp = giveUpReason(options, tried);
+      if (giveUp) return giveUp;
+      const strategy = chooseStrategy(options, tried)!;
       tried.push(strategy);
       const remediating = live.state !== 'Remediating';
       if (remediating && !triaged) await moveTo('Remediating');

@@ -1,19 +1,38 @@
 import { patched } from '@temporalio/workflow';
 
 /**
- * The patches made before `release`, taken as one. A run started on `release` or later records
- * the release's marker once and takes every earlier patch's new path without a marker of its own:
- * each marker costs the server a history event and an upsert of the TemporalChangeVersion search
- * attribute (a visibility write), and a remediated incident took six (docs/benchmarks.md,
- * "Fourteenth pass"). A run from before the release has no release marker and asks each patch as
- * it always did. Patches made after the release are asked with patched() as usual.
- *
- * Call it first thing in the workflow: the release's marker belongs to the run's first task.
+ * A release of a workflow: its marker stands for `patches` (those made since the release before
+ * it) and for every patch before those.
  */
-export function sinceRelease(release: string): { started: boolean; has: (patch: string) => boolean } {
-  const started = patched(release);
-  return { started, has: (patch) => started || patched(patch) };
+export interface Release {
+  name: string;
+  patches: readonly string[];
 }
 
-/** This pass's release: every patch of the incident and remediation workflows before it. */
-export const RELEASE_14 = 'release-14';
+/**
+ * The patches made before a release, taken as one. A run started on a release records that
+ * release's marker once and takes the new path of every patch the release stands for, without a
+ * marker of its own: each marker costs the server a history event and an upsert of the
+ * TemporalChangeVersion search attribute (a visibility write), and a remediated incident took six
+ * (docs/benchmarks.md, "Fourteenth pass"). A run started on an older release asks each later
+ * patch with patched(), and a run from before any release asks every patch, as it always did.
+ *
+ * `releases` newest first. Call it first thing in the workflow: the release's marker belongs to
+ * the run's first task, so a run recorded before a newer release replays without its marker.
+ */
+export function sinceRelease(...releases: Release[]): { started: boolean; has: (patch: string) => boolean } {
+  for (const [i, release] of releases.entries()) {
+    if (!patched(release.name)) continue;
+    const later = new Set(releases.slice(0, i).flatMap((r) => r.patches));
+    return { started: true, has: (patch) => !later.has(patch) || patched(patch) };
+  }
+  return { started: false, has: patched };
+}
+
+/** The fourteenth pass's release: every patch of the incident and remediation workflows before it. */
+export const RELEASE_14: Release = { name: 'release-14', patches: [] };
+
+/** Incident runs before this change escalated in activities of their own; newer ones in the triage. */
+export const ESCALATE_IN_TRIAGE = 'escalate-in-triage';
+/** The nineteenth pass's release of the incident workflow. */
+export const RELEASE_19: Release = { name: 'release-19', patches: [ESCALATE_IN_TRIAGE] };

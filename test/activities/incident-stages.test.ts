@@ -3,9 +3,11 @@ import mongoose from 'mongoose';
 import { createIncidentSteps } from '../../activities/incidents';
 import { createRemediationActivities, createRemediationSteps } from '../../activities/remediation';
 import { createIncidentStageActivities } from '../../activities/incident-stages';
+import { createNotificationSteps } from '../../activities/notifications';
 import { createPostmortemActivities } from '../../activities/postmortem';
 import { parseConfig } from '../../domain/config';
 import { runbookSpecSchema } from '../../domain/runbook';
+import type { SignalType } from '../../domain/vocabulary';
 import { getIncident, getTimeline, openOrJoin, updateIncident } from '../../store/incidents';
 import { createRunbook } from '../../store/runbooks';
 import { enqueueSignals, queuedSignals } from '../../store/signal-inbox';
@@ -24,8 +26,10 @@ describe('incident stages', () => {
       createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
       createRemediationSteps(parseConfig({}), false),
       postmortems,
+      createNotificationSteps(parseConfig({ FOGHORN_WEBHOOK_HOME_CHANNEL: 'ops' })).escalation,
     );
   const stages = stagesWith(createPostmortemActivities());
+  type Triaged = ReturnType<typeof stages.triageIncident>;
   beforeAll(async () => {
     mongo = await useMongo();
     const spec = runbookSpecSchema.parse({
@@ -39,15 +43,27 @@ describe('incident stages', () => {
       steps: [{ type: 'Wait', params: { duration: '1s' } }],
     });
     expect((await createRunbook(spec)).created).toBe(true);
+    // Matches HighLatency, but needs the Kubernetes API of a cluster Foghorn cannot reach: nothing to try.
+    const restart = runbookSpecSchema.parse({
+      version: '1.0.0',
+      name: 'triage-restart',
+      description: 'test runbook',
+      category: 'latency',
+      automated: true,
+      severity: ['low'],
+      targets: { signalTypes: ['HighLatency'], resourceKinds: ['Deployment'] },
+      steps: [{ type: 'RestartDeployment', params: { deployment: '{{deployment}}', namespace: '{{namespace}}' } }],
+    });
+    expect((await createRunbook(restart)).created).toBe(true);
   });
   afterAll(() => mongo?.stop());
 
-  const open = async (resource: string) =>
+  const open = async (resource: string, signalType: SignalType = 'Custom') =>
     (
       await openOrJoin({
         resource,
         namespace: 'shop',
-        signalType: 'Custom',
+        signalType,
         severity: 'low',
         description: 'test',
         cluster: 'local',
@@ -126,6 +142,49 @@ describe('incident stages', () => {
     expect(incident?.state).toBe('Resolved');
     expect(incident?.insight).toBeFalsy();
     expect((await getTimeline(name)).map((e) => e.type)).toEqual(['Detection']);
+  });
+
+  it('with `escalate`, escalates an incident with nothing to try as the workflow would: the policy with the move, then L1', async () => {
+    const name = await open('Deployment/ledger', 'HighLatency');
+    const at = new Date().toISOString();
+    // Its own run: timeline keys are the activity's (the other tests' runs share the default ids).
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: name, runId: 'run-1' } });
+    const triage = () => env.run(stages.triageIncident, { name, at, escalate: true }) as Triaged;
+    const triaged = await triage();
+
+    expect(triaged?.escalated).toEqual({
+      message: 'No automatic remediation strategy is available; escalated to on-call',
+      none: false,
+      ladder: { policy: 'default', escalateAfterMs: [300_000, 600_000, 1_800_000], repeat: { everyMs: 1_800_000 } },
+      level1: [expect.objectContaining({ channel: 'chat', target: 'ops', stateful: false })],
+    });
+    expect(await getIncident(name)).toMatchObject({
+      state: 'Escalated',
+      escalationPolicy: 'default',
+      escalatedAt: expect.any(Date),
+    });
+    const events = await getTimeline(name);
+    expect(events.map((e) => e.type)).toEqual(['Detection', 'Analysis', 'Analysis', 'RunbookMatch', 'Escalation']);
+    expect(events.at(-1)).toMatchObject({
+      source: 'escalation-engine',
+      message: 'No automatic remediation strategy is available; escalated to on-call',
+    });
+
+    // A retry escalates again to the same place and writes nothing twice.
+    expect(await triage()).toEqual(triaged);
+    expect((await getTimeline(name)).map((e) => e.type)).toEqual(events.map((e) => e.type));
+  });
+
+  it('with `escalate`, leaves an incident with a plan to try to the remediation engine', async () => {
+    const name = await open('Deployment/orders');
+    const triaged = await (new MockActivityEnvironment().run(stages.triageIncident, {
+      name,
+      at: new Date().toISOString(),
+      escalate: true,
+    }) as Triaged);
+    expect(triaged).not.toHaveProperty('escalated');
+    expect(triaged?.runbooks).toEqual([expect.objectContaining({ name: 'triage-custom-fix' })]);
+    expect((await getIncident(name))?.state).toBe('Analyzing');
   });
 
   it('closes a resolved incident: queued signals, the postmortem, then signals queued meanwhile', async () => {

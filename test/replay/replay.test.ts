@@ -3,7 +3,7 @@ import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
-import { RELEASE_14 } from '../../workflows/release';
+import { RELEASE_14, RELEASE_19 } from '../../workflows/release';
 
 /**
  * Incidents and chats in flight must survive upgrades: every recorded history (test/replay/
@@ -23,7 +23,9 @@ const patchIds = (events: temporal.api.history.v1.IHistoryEvent[]) =>
 
 /** Whether a run took `patch`: its own marker, or that of a release that includes it (workflows/release.ts). */
 const took = (events: temporal.api.history.v1.IHistoryEvent[], patch: string) =>
-  patchIds(events).includes(patch) || patchIds(events).includes(RELEASE_14);
+  patchIds(events).includes(patch) ||
+  patchIds(events).includes(RELEASE_19.name) ||
+  (patchIds(events).includes(RELEASE_14.name) && !RELEASE_19.patches.includes(patch));
 
 /** The activities a run scheduled, in order. */
 const activities = (events: temporal.api.history.v1.IHistoryEvent[]) =>
@@ -113,11 +115,44 @@ describe('replay of recorded histories', () => {
     for (const events of local) expect(activities(events)).not.toContain('finishPlan');
   });
 
-  it('has incident and plan histories started on release-14: its one marker, none of an earlier patch', () => {
-    for (const type of ['incidentWorkflow', 'remediationWorkflow']) {
-      const released = completedRuns(type).filter((events) => patchIds(events).includes(RELEASE_14));
+  it('has incident and plan histories started on each release: its one marker, none of an earlier patch', () => {
+    for (const [type, release] of [
+      ['incidentWorkflow', RELEASE_14],
+      ['incidentWorkflow', RELEASE_19],
+      ['remediationWorkflow', RELEASE_14],
+    ] as const) {
+      const released = completedRuns(type).filter((events) => patchIds(events).includes(release.name));
       expect(released.length).toBeGreaterThan(0);
-      for (const events of released) expect(patchIds(events)).toEqual([RELEASE_14]);
+      for (const events of released) expect(patchIds(events)).toEqual([release.name]);
+    }
+  });
+
+  it('has escalated incident histories of both escalations: activities of their own, and in the triage', () => {
+    const escalated = files.map((f) => load(f).events).filter((events) => startedChild(events, 'escalationWorkflow'));
+    const byTriage = escalated.filter((events) => took(events, 'escalate-in-triage'));
+    expect(byTriage.length).toBeGreaterThan(0);
+    expect(escalated.length).toBeGreaterThan(byTriage.length);
+    for (const events of byTriage)
+      expect(activities(events)).not.toEqual(expect.arrayContaining(['chooseEscalation', 'setIncidentState']));
+    // Their ladders started with L1's endpoints in hand: no read of the window or the endpoints first.
+    const ladders = files
+      .map((f) => load(f).events)
+      .filter(
+        (events) => events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'escalationWorkflow',
+      );
+    const given = ladders.filter((events) => {
+      const data = events[0].workflowExecutionStartedEventAttributes!.input!.payloads![0].data!;
+      return 'level1' in (JSON.parse(Buffer.from(data).toString()) as object);
+    });
+    expect(given.length).toBeGreaterThan(0);
+    expect(ladders.length).toBeGreaterThan(given.length);
+    for (const events of given) {
+      const l1 = events.slice(
+        0,
+        events.findIndex((e) => e.timerStartedEventAttributes),
+      ); // before L2's clock
+      expect(activities(l1)).not.toContain('maintenanceWindow');
+      expect(activities(l1)).not.toContain('levelEndpoints');
     }
   });
 

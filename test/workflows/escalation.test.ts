@@ -333,6 +333,40 @@ describe('choosing a policy', () => {
   });
 });
 
+describe('escalating in the triage', () => {
+  const scheduled = async (workflowId: string) =>
+    (await s.client.workflow.getHandle(workflowId).fetchHistory()).events!.flatMap(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+    );
+
+  it('an incident with nothing to try is escalated by its triage, and L1 goes out without reading its endpoints again', async () => {
+    await policy({
+      name: 'triage-escalates',
+      match: { namespaces: ['ledger'] },
+      levels: [{ targets: [{ channel: 'slack', url: receiver.url('/slack/ledger') }] }],
+    });
+    const name = await open('ledger');
+    expect((await untilState(name, 'Escalated')).spec.escalationPolicy).toBe('triage-escalates');
+    await receiver.waitFor('/slack/ledger', (n) => n.body.text.includes(name));
+    await s.eventually(
+      () => notifications(name),
+      (events) => events.length === 1,
+    );
+
+    // No activity of its own for the policy or the move; the ladder's only one is the delivery.
+    expect((await scheduled(name)).sort()).toEqual(['drainSignalInbox', 'triageIncident']);
+    expect(await scheduled(`${name}-escalation`)).toEqual(['deliverNotification']);
+    const events = await timeline(name);
+    const escalation = events.findIndex((e) => e.type === 'Escalation');
+    expect(events[escalation]).toMatchObject({
+      source: 'escalation-engine',
+      message: 'No automatic remediation strategy is available; escalated to on-call',
+    });
+    expect(events.findIndex((e) => e.type === 'Notification')).toBeGreaterThan(escalation);
+    expect(await ladderState(name)).toMatchObject({ level: 1, state: 'exhausted' });
+  });
+});
+
 describe('on-call schedules and maintenance windows', () => {
   it('a level naming a schedule pages whoever is on call now (an override wins)', async () => {
     const now = Date.now();
