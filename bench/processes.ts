@@ -10,6 +10,13 @@ const proc = (pid: number, file: string) => {
   }
 };
 
+/** CPU time (user + system) a process has used, in seconds (0 once it is gone). */
+export function cpuSeconds(pid: number): number {
+  const stat = proc(pid, 'stat');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return stat ? (Number(fields[11]) + Number(fields[12])) / 100 : 0; // utime, stime in USER_HZ (100)
+}
+
 /** Resident memory of a process, in MiB (0 once it is gone). */
 export const rssMiB = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(proc(pid, 'status'))?.[1] ?? 0) / 1024);
 
