@@ -18,10 +18,9 @@ import {
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks';
 import type { IncidentActivities } from '../activities/incidents';
-import type { NotificationActivities } from '../activities/notifications';
+import type { Endpoint, NotificationActivities } from '../activities/notifications';
 import type { RemediationActivities } from '../activities/remediation';
 import type { Escalated, IncidentStageActivities } from '../activities/incident-stages';
-import type { Endpoint } from '../activities/notifications';
 import { escalationMove, escalationReason, type Ladder } from '../domain/escalation-policy';
 import type { IncidentState, Severity } from '../domain/incident';
 import {
@@ -306,12 +305,11 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     if (!resolved()) live.state = 'Analyzing';
     publish();
     const prepareFirstPlan = release.has(TRIAGE_PREPARES_PLAN);
-    const escalateInTriage = release.has(ESCALATE_IN_TRIAGE);
     const triaged = await analysis.triageIncident({
       name,
       at: new Date().toISOString(),
       ...(prepareFirstPlan && { prepareFirstPlan }),
-      ...(escalateInTriage && { escalate: escalateInTriage }),
+      ...(release.has(ESCALATE_IN_TRIAGE) && { escalate: true }),
     });
     if (triaged?.escalated) await escalatedByTriage(triaged.escalated);
     else {
