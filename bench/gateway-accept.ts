@@ -21,7 +21,7 @@
  *             a stall shows as one window, a slow start as the first few (docs/benchmarks.md,
  *             "Ninth pass").
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
+import { mkdtempSync, readdirSync, rmSync } from 'fs';
 import http from 'http';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
@@ -29,6 +29,7 @@ import { useCallbackReceiver } from '../test/harness/callback-receiver';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
 import { webhookEnv } from './fixtures';
 import { freePort } from '../test/harness/ports';
+import { procStat } from './processes';
 import { summary } from './stats';
 
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -85,14 +86,8 @@ function cpuByProcess(pid: number): Map<string, number> {
   const procs: { pid: number; ppid: number; name: string; cpu: number }[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      procs.push({ pid: Number(entry), ppid: Number(f[1]), name, cpu: (Number(f[11]) + Number(f[12])) / 100 });
-    } catch {
-      // gone meanwhile
-    }
+    const stat = procStat(Number(entry)); // undefined: gone meanwhile
+    if (stat) procs.push({ pid: Number(entry), ppid: stat.ppid, name: stat.name, cpu: stat.cpuSeconds });
   }
   const mine = new Set([pid]);
   for (let grew = true; grew;) {

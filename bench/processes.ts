@@ -10,12 +10,20 @@ const proc = (pid: number, file: string) => {
   }
 };
 
-/** CPU time (user + system) a process has used, in seconds (0 once it is gone). */
-export function cpuSeconds(pid: number): number {
+/** A process's command name, parent and CPU time (user + system, seconds); undefined once it is gone. */
+export function procStat(pid: number): { name: string; ppid: number; cpuSeconds: number } | undefined {
   const stat = proc(pid, 'stat');
+  if (!stat) return undefined;
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return stat ? (Number(fields[11]) + Number(fields[12])) / 100 : 0; // utime, stime in USER_HZ (100)
+  return {
+    name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    ppid: Number(fields[1]),
+    cpuSeconds: (Number(fields[11]) + Number(fields[12])) / 100, // utime, stime in USER_HZ (100)
+  };
 }
+
+/** CPU time (user + system) a process has used, in seconds (0 once it is gone). */
+export const cpuSeconds = (pid: number) => procStat(pid)?.cpuSeconds ?? 0;
 
 /** Resident memory of a process, in MiB (0 once it is gone). */
 export const rssMiB = (pid: number) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(proc(pid, 'status'))?.[1] ?? 0) / 1024);

@@ -33,6 +33,7 @@ import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { freePort } from '../../test/harness/ports';
 import { devEnv, descendants, startDev, stopDev, waitReady, type DevProcess } from '../../test/harness/dev-process';
+import { procStat } from '../processes';
 import { summary } from '../stats';
 
 // ------------------------------------------------------------------------------------------------
@@ -97,20 +98,12 @@ function exited(child: ChildProcess, ms: number): Promise<boolean> {
   });
 }
 
-/** utime+stime (ms) of `pids`, by command name. */
+/** CPU time (ms) of `pids`, by command name. */
 function cpuByName(pids: number[]): Map<string, number> {
-  const tick = 1000 / 100; // USER_HZ is 100 on Linux
   const out = new Map<string, number>();
   for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ms = (Number(fields[11]) + Number(fields[12])) * tick; // utime, stime
-      out.set(name, (out.get(name) ?? 0) + ms);
-    } catch {
-      /* exited meanwhile */
-    }
+    const stat = procStat(pid); // undefined: exited meanwhile
+    if (stat) out.set(stat.name, (out.get(stat.name) ?? 0) + stat.cpuSeconds * 1000);
   }
   return out;
 }
