@@ -6,7 +6,10 @@
  * idle again (the incidents triaged and escalated, their ladders waiting on their clocks) and
  * prints the round's alerts/s and the CPU seconds of each process: during the round, and in all
  * (the round and the work it left behind), with the total per incident opened (its duplicates
- * included). The first round runs on a fresh stack. Asserts nothing.
+ * included), and how long its incidents took from opening (`Detection`) to `Escalation` on their
+ * timelines: what the background's lower priority costs the people waiting for a page while the
+ * API is busy (docs/decisions.md, "Who gets the CPU first"). The first round runs on a fresh
+ * stack. Asserts nothing.
  *
  * Usage: npx ts-node --transpile-only bench/incident-cost.ts [rounds=3] [alerts=1000] [resources=50] [senders=32]
  */
@@ -16,7 +19,7 @@ import path from 'path';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
 import { firingAlert } from './fixtures';
 import { cpuSeconds, stackProcesses } from './processes';
-import { runConcurrently } from './stats';
+import { percentile, runConcurrently } from './stats';
 
 const [ROUNDS, ALERTS, RESOURCES, SENDERS] = [3, 1000, 50, 32].map((d, i) => Number(process.argv[2 + i] ?? d));
 /** The stack counts as idle below this share of a core, this many seconds in a row. */
@@ -62,16 +65,38 @@ async function main(): Promise<void> {
         last = now;
       }
       const all = since(before);
+      const waits = (await msToEscalation(dev.api, headers, namespace)).sort((a, b) => a - b);
       console.log(
         `round ${round}: ${(ALERTS / seconds).toFixed(1)} alerts/s in ${seconds.toFixed(1)} s, busy ${waited - idleFor} s more\n` +
           `  CPU s during the round: ${show(during)}\n` +
-          `  CPU s in all: ${show(all)}; ${((total(all) / RESOURCES) * 1000).toFixed(0)} ms per incident opened, its duplicates included`,
+          `  CPU s in all: ${show(all)}; ${((total(all) / RESOURCES) * 1000).toFixed(0)} ms per incident opened, its duplicates included\n` +
+          `  opened → escalated: p50 ${(percentile(waits, 50) / 1000).toFixed(1)} s, max ${(percentile(waits, 100) / 1000).toFixed(1)} s (${waits.length} of ${RESOURCES} incidents)`,
       );
     }
   } finally {
     await stopDev(dev);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Per incident of the namespace (its first 100): milliseconds from `Detection` to `Escalation`. */
+async function msToEscalation(api: string, headers: Record<string, string>, namespace: string): Promise<number[]> {
+  const get = async <T>(route: string): Promise<T> => {
+    const res = await fetch(`${api}${route}`, { headers });
+    if (!res.ok) throw new Error(`GET ${route}: HTTP ${res.status}`);
+    return (await res.json()) as T;
+  };
+  const list = await get<{ items: { name: string }[] }>(`/incidents?namespace=${namespace}&pageSize=100`);
+  const waits: number[] = [];
+  for (const { name } of list.items) {
+    const { events } = await get<{ events: { type: string; timestamp: string }[] }>(
+      `/incidents/${name}/timeline?namespace=${namespace}`,
+    );
+    const at = (type: string) => events.find((e) => e.type === type)?.timestamp;
+    const [opened, escalated] = [at('Detection'), at('Escalation')];
+    if (opened && escalated) waits.push(Date.parse(escalated) - Date.parse(opened));
+  }
+  return waits;
 }
 
 main().catch((err) => {

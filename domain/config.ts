@@ -156,8 +156,9 @@ export const configSchema = z.object({
   // when allocation lets up, which a storm never does; `off` leaves it to V8.
   FOGHORN_WORKER_COMPACT_INTERVAL: z.union([z.literal('off').transform(() => 0), goDuration]).default('30s'),
   // `foghorn dev`'s scheduling: the worker and the embedded Temporal run at this niceness, so the
-  // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass").
-  FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(5),
+  // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass";
+  // 10 from 5 in the "Twentieth pass").
+  FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(10),
   // The sandbox (activities/shell.ts): the unprivileged user commands run as, and their network.
   FOGHORN_AGENT_SHELL_USER: z
     .string()
