@@ -187,12 +187,13 @@ describe.each(['memory', 'h2'] as const)('query planning on the embedded server 
       rank?: unknown;
       at?: unknown;
     }
+    const minute = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 60_000);
     // Ties everywhere (17 instants, a double 1 and int32 1s), mixed types under a sort key, absent and null.
     const cases: Case[] = Array.from({ length: 150 }, (_, i) => ({
       _id: i,
       ...(i % 11 !== 0 && { team: i % 13 === 0 ? null : ['a', 'b', 'c'][i % 3] }),
       rank: i % 8 === 0 ? new Double(1) : i % 4, // a double 1 beside int32 1s: equal keys
-      ...(i % 9 !== 0 && { at: i % 7 === 0 ? 'late' : new Date(Date.UTC(2026, 0, 1) + (i % 17) * 60_000) }),
+      ...(i % 9 !== 0 && { at: i % 7 === 0 ? 'late' : minute(i % 17) }),
     }));
     const filters: Filter<Case>[] = [
       {},
@@ -202,6 +203,14 @@ describe.each(['memory', 'h2'] as const)('query planning on the embedded server 
       { team: 'b', at: { $ne: 'late' } },
       { team: 'zzz' },
       { rank: 1 },
+      // Ranges on the key after the pinned ones narrow the walk (and the count) to a window.
+      { at: { $gte: minute(3), $lt: minute(12) } },
+      { team: 'a', at: { $gt: minute(2), $lte: minute(9) } },
+      { at: { $gte: minute(10) } },
+      { at: { $lte: minute(4), $ne: minute(2) } },
+      { team: 'b', at: { $lt: 'late' } }, // a string bound on a key that holds dates too
+      { at: { $gte: minute(12), $lte: minute(3) } }, // an empty window
+      { team: 'c', rank: { $gte: 1, $lt: 3 } }, // the int32 1s and the double 1 within
     ];
     const sorts: Record<string, 1 | -1>[] = [
       { at: -1, _id: -1 }, // the index's order

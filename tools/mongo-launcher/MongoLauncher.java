@@ -291,7 +291,8 @@ public final class MongoLauncher {
     }
 
     /**
-     * The matches of `query`: from the range of the {@link OrderedIndex} it pins furthest, read and
+     * The matches of `query`: from the range of the {@link OrderedIndex} that narrows it furthest
+     * (keys pinned, then a range on the next; {@link OrderedIndex#reach}), read and
      * matched under the collection's lock (the index is the collection's); with none, read as the
      * library's aggregation reads (every document under the lock, matched outside it, so a count
      * runs beside the page's find).
@@ -299,14 +300,14 @@ public final class MongoLauncher {
     private static <P> long count(MongoCollection<P> collection, Document query, Predicate<Document> matches) {
       synchronized (collection) {
         OrderedIndex<P> best = null;
-        int bestPins = 0;
+        int bestReach = 0;
         for (Index<P> index : collection.getIndexes()) {
-          if (index instanceof OrderedIndex<P> ordered && ordered.pins(query) > bestPins) {
+          if (index instanceof OrderedIndex<P> ordered && ordered.reach(query) > bestReach) {
             best = ordered;
-            bestPins = ordered.pins(query);
+            bestReach = ordered.reach(query);
           }
         }
-        if (best != null) return best.count(query, bestPins, matches);
+        if (best != null) return best.count(query, bestReach / 2, matches);
       }
       long n = 0;
       for (Document document : collection.queryAll()) {

@@ -20,8 +20,10 @@ import java.util.function.Predicate;
  * (it scanned, and sorted, the whole collection for every page: 10k incidents per list). This one
  * serves a page whose filter pins a prefix of its keys to plain values and whose sort starts with
  * the rest of its keys, in the index's directions or all reversed, as MongoDB would: the pinned
- * range is walked in sort order, every document is matched against the whole filter, and the
- * walk stops once `skip + limit` have matched (further sort keys order each run of equal keys).
+ * range is walked in sort order (from where a range on the next key, `$gte`/`$lt` and the like,
+ * begins to where it ends), every document is matched against the whole filter, and the walk
+ * stops once `skip + limit` have matched (further sort keys order each run of equal keys). Counts
+ * walk the same ranges.
  *
  * Same answers as the library's path: entries with equal keys are kept in the collection's natural
  * order, which is how the library's stable sort orders ties. While any document holds an array or
@@ -70,8 +72,18 @@ final class OrderedIndex<P> extends Index<P> {
   int pins(Document query, Document orderBy, boolean limited) {
     if (orderBy == null || orderBy.isEmpty()) return -1;
     int pinned = pins(query);
-    if (pinned < 0 || (pinned == 0 && !limited)) return -1;
+    if (pinned < 0 || (pinned == 0 && !limited && bounds(query, 0) == null)) return -1;
     return direction(orderBy, pinned) == null ? -1 : pinned;
+  }
+
+  /**
+   * How far this index narrows a count of `query`: twice the keys it pins, plus one when it also
+   * bounds the next key by a range; 0 when it narrows nothing, -1 while the index is unusable.
+   */
+  int reach(Document query) {
+    int pinned = pins(query);
+    if (pinned < 0) return -1;
+    return 2 * pinned + (bounds(query, pinned) != null ? 1 : 0);
   }
 
   /** How many leading keys `query` pins to plain values, or -1 while the index is unusable. */
@@ -82,7 +94,7 @@ final class OrderedIndex<P> extends Index<P> {
     return pinned;
   }
 
-  /** How many documents match `query`, from the range of the `pinned` leading keys (as {@link #pins} said). */
+  /** How many documents match `query`, from the range of the `pinned` leading keys (and a range on the next). */
   long count(Document query, int pinned, Predicate<Document> matches) {
     long n = 0;
     for (Entry<P> entry : range(query, pinned)) {
@@ -115,12 +127,59 @@ final class OrderedIndex<P> extends Index<P> {
     return found;
   }
 
-  /** The entries whose `pinned` leading keys equal the query's values for them; all of them for none. */
+  /**
+   * The entries whose `pinned` leading keys equal the query's values for them (all of them for
+   * none), within the range the query sets on the next key, if any: a window of incidents is
+   * walked from its start, not from the first incident ever. A superset of the matches (bounds
+   * taken inclusively, across types in the comparator's order), as each document found is matched
+   * against the whole query.
+   */
   private NavigableSet<Entry<P>> range(Document query, int pinned) {
-    if (pinned == 0) return entries;
     Object[] prefix = new Object[pinned];
     for (int i = 0; i < pinned; i++) prefix[i] = query.get(keys[i]);
-    return entries.subSet(new Entry<>(prefix, null, -1), true, new Entry<>(prefix, null, 1), true);
+    Entry<P> from = pinned == 0 ? null : new Entry<>(prefix, null, -1);
+    Entry<P> to = pinned == 0 ? null : new Entry<>(prefix, null, 1);
+    Object[] bounds = bounds(query, pinned);
+    if (bounds != null) {
+      Object low = bounds[0];
+      Object high = bounds[1];
+      if (low != null && high != null && ValueComparator.asc().compare(low, high) > 0) return new TreeSet<>(entries.comparator());
+      // A descending key holds its highest values first.
+      Object first = directions[pinned] > 0 ? low : high;
+      Object last = directions[pinned] > 0 ? high : low;
+      if (first != null) from = new Entry<>(extended(prefix, first), null, -1);
+      if (last != null) to = new Entry<>(extended(prefix, last), null, 1);
+    }
+    if (from == null && to == null) return entries;
+    if (from == null) return entries.headSet(to, true);
+    if (to == null) return entries.tailSet(from, true);
+    return entries.subSet(from, true, to, true);
+  }
+
+  /**
+   * The lowest and highest value (either null for none) that `$gt`, `$gte`, `$lt` and `$lte` with
+   * plain values allow under key `i`; null when the query sets no such bound there.
+   */
+  private Object[] bounds(Document query, int i) {
+    if (i >= keys.length || !(query.get(keys[i]) instanceof Document condition)) return null;
+    Object low = null;
+    Object high = null;
+    for (Map.Entry<String, Object> operator : condition.entrySet()) {
+      Object value = operator.getValue();
+      if (!MongoLauncher.Planner.isPlain(value)) continue;
+      switch (operator.getKey()) {
+        case "$gt", "$gte" -> low = low == null || ValueComparator.asc().compare(value, low) > 0 ? value : low;
+        case "$lt", "$lte" -> high = high == null || ValueComparator.asc().compare(value, high) < 0 ? value : high;
+        default -> { }
+      }
+    }
+    return low == null && high == null ? null : new Object[] {low, high};
+  }
+
+  private static Object[] extended(Object[] prefix, Object value) {
+    Object[] values = java.util.Arrays.copyOf(prefix, prefix.length + 1);
+    values[prefix.length] = value;
+    return values;
   }
 
   /**
