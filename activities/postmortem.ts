@@ -43,7 +43,7 @@ export function createPostmortemActivities() {
           incident: { ...incident, resolvedAt: incident.resolvedAt },
           timeline: timeline.filter((e) => e.type !== 'PostMortemGenerated'),
           ...(insight && { insight }),
-          trending: summarizeTrending(incident, trending.earlier, trending.postmortems),
+          trending: summarizeTrending(incident, trending),
           related,
           ...(plan && { remediation: plan }),
         });

@@ -43,6 +43,8 @@ export const METRIC_PHASES = ['before', 'during', 'after'] as const;
 export const ACTION_ITEM_DUE_DAYS = { high: 7, medium: 14 } as const;
 /** Trending looks back this many days before detection. */
 export const TRENDING_WINDOW_DAYS = 30;
+/** How many earlier incidents' postmortems a report names: the most recent (docs/decisions.md). */
+export const RELATED_POSTMORTEMS = 10;
 
 // ---------------------------------------------------------------------------------------------
 // The report (spec: Postmortem report fields)
@@ -62,7 +64,7 @@ export type ActionItem = z.infer<typeof actionItemSchema>;
 export const trendingSchema = z.object({
   occurrenceCount: z.number().int().describe('earlier incidents on the same resource or runbook category'),
   windowDays: z.number().int(),
-  relatedPostMortems: z.array(z.string()),
+  relatedPostMortems: z.array(z.string()).describe(`the most recent ${RELATED_POSTMORTEMS}, oldest first`),
   pattern: z.string().describe("'' when nothing recurred"),
 });
 export type Trending = z.infer<typeof trendingSchema>;
@@ -231,24 +233,22 @@ export function dueDate(from: Date, days: number): string {
   return new Date(from.getTime() + days * DAY_MS).toISOString().slice(0, 10);
 }
 
-/** An earlier incident found by the trending query. */
-export interface EarlierIncident {
-  name: string;
-  resource: string;
-  signalType: string;
-  /** Same cluster, namespace and resource as the incident the report is about. */
-  sameResource: boolean;
+/** What the trending query found before an incident, in the window. */
+export interface EarlierIncidents {
+  /** Incidents on the same cluster, namespace and resource. */
+  onResource: number;
+  /** Incidents of the same runbook category on other resources. */
+  elsewhere: number;
+  /** Postmortems of the most recent of either (at most {@link RELATED_POSTMORTEMS}), oldest first. */
+  postmortems: string[];
 }
 
 /** The trending block: how often this resource or this kind of problem occurred before. */
 export function summarizeTrending(
   incident: Pick<PostmortemIncident, 'resource' | 'signalType'>,
-  earlier: EarlierIncident[],
-  relatedPostMortems: string[],
+  { onResource, elsewhere, postmortems }: EarlierIncidents,
   windowDays: number = TRENDING_WINDOW_DAYS,
 ): Trending {
-  const onResource = earlier.filter((e) => e.sameResource).length;
-  const elsewhere = earlier.length - onResource;
   const category = rootCauseCategory(incident.signalType);
   const parts = [
     ...(onResource > 0 ? [`${plural(onResource, 'earlier incident')} on ${incident.resource}`] : []),
@@ -257,9 +257,9 @@ export function summarizeTrending(
       : []),
   ];
   return {
-    occurrenceCount: earlier.length,
+    occurrenceCount: onResource + elsewhere,
     windowDays,
-    relatedPostMortems,
+    relatedPostMortems: postmortems,
     pattern: parts.length > 0 ? `${parts.join(' and ')} in the ${windowDays} days before detection` : '',
   };
 }

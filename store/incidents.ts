@@ -190,7 +190,10 @@ export function listIncidents<K extends keyof IncidentRecord = keyof IncidentRec
   return findPage<Pick<IncidentRecord, K>>(IncidentModel, query, { detectedAt: -1, name: -1 }, page, pageSize, fields);
 }
 
-/** Other open incidents in the namespace detected within `windowMs` of `at` (cascade analysis). */
+/**
+ * Other open incidents in the namespace detected within `windowMs` of `at` (cascade analysis).
+ * Sorted in the index's whole order (ties by name), so the embedded store walks only the window.
+ */
 export function relatedOpenIncidents(
   incident: Pick<IncidentRecord, 'name' | 'namespace' | 'detectedAt'>,
   windowMs: number,
@@ -207,7 +210,7 @@ export function relatedOpenIncidents(
     },
     { _id: 0, name: 1, resource: 1, signalType: 1, state: 1, detectedAt: 1 },
   )
-    .sort({ detectedAt: 1 })
+    .sort({ detectedAt: 1, name: 1 })
     .limit(20)
     .lean<Pick<IncidentRecord, 'name' | 'resource' | 'signalType' | 'state' | 'detectedAt'>[]>();
 }

@@ -2,7 +2,8 @@ import type { Severity } from '../domain/incident';
 import {
   POSTMORTEM_AUTHOR,
   rootCauseCategory,
-  type EarlierIncident,
+  type EarlierIncidents,
+  RELATED_POSTMORTEMS,
   type PostmortemFeedback,
   type PostmortemFeedbackRequest,
   type PostmortemReport,
@@ -215,45 +216,38 @@ export async function recordFeedback(
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Earlier incidents (not this one) on the same resource, or of the same runbook category
- * anywhere, detected in the `windowDays` before this one's detection, oldest first; with the
- * names of their postmortems.
+ * How many incidents were detected in the `windowDays` before this one on the same resource, and
+ * how many of the same runbook category on other resources; with the postmortems of the most
+ * recent {@link RELATED_POSTMORTEMS} of them, oldest first. Counted, not fetched: in a storm the
+ * window holds thousands, and each report named every one of their postmortems (issue 14).
  */
 export async function trendingIncidents(
-  incident: Pick<IncidentRecord, 'name' | 'resourceKey' | 'signalType' | 'detectedAt'>,
+  incident: Pick<IncidentRecord, 'resourceKey' | 'signalType' | 'detectedAt'>,
   windowDays: number,
-): Promise<{ earlier: EarlierIncident[]; postmortems: string[] }> {
+): Promise<EarlierIncidents> {
+  const detectedAt = { $gte: new Date(incident.detectedAt.getTime() - windowDays * DAY_MS), $lt: incident.detectedAt };
   const category = rootCauseCategory(incident.signalType);
   const sameCategory = category ? SIGNAL_TYPES.filter((t) => categoryForSignal(t) === category) : [];
-  const earlier = await IncidentModel.find(
-    {
-      name: { $ne: incident.name },
-      detectedAt: { $gte: new Date(incident.detectedAt.getTime() - windowDays * DAY_MS), $lt: incident.detectedAt },
-      $or: [
-        { resourceKey: incident.resourceKey },
-        ...(sameCategory.length ? [{ signalType: { $in: sameCategory } }] : []),
-      ],
-    },
-    { _id: 0, name: 1, resource: 1, resourceKey: 1, signalType: 1 },
-  )
-    .sort({ detectedAt: 1, name: 1 })
-    .lean<Pick<IncidentRecord, 'name' | 'resource' | 'resourceKey' | 'signalType'>[]>();
-  const names = earlier.map((e) => e.name);
-  const pms = names.length
-    ? await PostmortemModel.find({ incident: { $in: names } }, { _id: 0, name: 1, incident: 1 }).lean<
-        { name: string; incident: string }[]
-      >()
-    : [];
-  const pmOf = new Map(pms.map((p) => [p.incident, p.name]));
-  return {
-    earlier: earlier.map((e) => ({
-      name: e.name,
-      resource: e.resource,
-      signalType: e.signalType,
-      sameResource: e.resourceKey === incident.resourceKey,
-    })),
-    postmortems: names.flatMap((n) => (pmOf.has(n) ? [pmOf.get(n)!] : [])),
-  };
+  const elsewhere = { resourceKey: { $ne: incident.resourceKey }, signalType: { $in: sameCategory }, detectedAt };
+  const [onResource, otherResources, recent] = await Promise.all([
+    IncidentModel.countDocuments({ resourceKey: incident.resourceKey, detectedAt }),
+    sameCategory.length ? IncidentModel.countDocuments(elsewhere) : 0,
+    IncidentModel.find(
+      {
+        detectedAt,
+        postmortem: { $nin: ['', null] },
+        $or: [
+          { resourceKey: incident.resourceKey },
+          ...(sameCategory.length ? [{ signalType: elsewhere.signalType }] : []),
+        ],
+      },
+      { _id: 0, postmortem: 1 },
+    )
+      .sort({ detectedAt: -1, name: -1 })
+      .limit(RELATED_POSTMORTEMS)
+      .lean<{ postmortem: string }[]>(),
+  ]);
+  return { onResource, elsewhere: otherResources, postmortems: recent.map((r) => r.postmortem).reverse() };
 }
 
 /** Other incidents in the namespace (any state) detected within `windowMs` of this one, oldest first. */

@@ -77,6 +77,8 @@ incidentSchema.index({ namespace: 1, detectedAt: -1, name: -1 });
 incidentSchema.index({ state: 1, detectedAt: -1, name: -1 });
 incidentSchema.index({ severity: 1, detectedAt: -1, name: -1 });
 incidentSchema.index({ resource: 1, detectedAt: -1, name: -1 });
+// A postmortem's trending count: the resource's incidents in the window before detection.
+incidentSchema.index({ resourceKey: 1, detectedAt: -1 });
 
 export const IncidentModel = model('Incident', incidentSchema, 'incidents');
 

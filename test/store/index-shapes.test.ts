@@ -33,7 +33,13 @@ import {
   relatedOpenIncidents,
 } from '../../store/incidents';
 import { getInsightByIncident, listInsights } from '../../store/insights';
-import { getPostmortem, getPostmortemByIncident, listPostmortems } from '../../store/postmortems';
+import {
+  getPostmortem,
+  getPostmortemByIncident,
+  incidentsNear,
+  listPostmortems,
+  trendingIncidents,
+} from '../../store/postmortems';
 import { completedPlanOf, getPlan, listPlans, plansOfIncident, recentRunbookFailures } from '../../store/remediations';
 import { getRunbook, listRunbooks, runbooksInCategory } from '../../store/runbooks';
 import { createToken, listTokens, verifyToken } from '../../store/tokens';
@@ -188,6 +194,8 @@ describe('store query shapes and declared indexes', () => {
 
     await getPostmortem('PM-20260201-001', 'shop');
     await getPostmortemByIncident(incident.name);
+    await trendingIncidents(incident, 30);
+    await incidentsNear(incident, 600_000);
     for (const f of [{}, { state: 'Open' as const }, { incident: incident.name }]) await listPostmortems(f, 1, 20);
 
     const { token } = await createToken('alice', 'viewer');

@@ -285,15 +285,10 @@ describe('cascadeChain', () => {
 describe('summarizeTrending', () => {
   const self = { resource: 'Deployment/checkout-api', signalType: 'OOMKilled' };
   it('is empty when nothing happened before', () => {
-    expect(summarizeTrending(self, [], [])).toEqual(NO_TRENDING);
+    expect(summarizeTrending(self, { onResource: 0, elsewhere: 0, postmortems: [] })).toEqual(NO_TRENDING);
   });
   it('counts the same resource and the same category separately in the pattern', () => {
-    const earlier = [
-      { name: 'INC-1', resource: 'Deployment/checkout-api', signalType: 'OOMKilled', sameResource: true },
-      { name: 'INC-2', resource: 'Deployment/cart', signalType: 'HighMemory', sameResource: false },
-      { name: 'INC-3', resource: 'Deployment/checkout-api', signalType: 'HighMemory', sameResource: true },
-    ];
-    expect(summarizeTrending(self, earlier, ['PM-1'])).toEqual({
+    expect(summarizeTrending(self, { onResource: 2, elsewhere: 1, postmortems: ['PM-1'] })).toEqual({
       occurrenceCount: 3,
       windowDays: 30,
       relatedPostMortems: ['PM-1'],
