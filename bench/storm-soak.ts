@@ -167,16 +167,24 @@ async function main() {
       .output()
       .split('\n')
       .filter((line) => /"level":(4|5|6)0/.test(line));
-    const byMessage = new Map<string, { count: number; first: string }>();
+    // By message and kind (the reconciler's repairs say what they repaired), with the minutes of
+    // the soak they fell in: an opening burst and a late stall read differently.
+    const byMessage = new Map<string, { count: number; first: string; minutes: Map<number, number> }>();
     for (const line of complaints) {
       const msg = /"msg":"([^"]*)"/.exec(line)?.[1] ?? '?';
-      const seen = byMessage.get(msg);
-      if (seen) seen.count++;
-      else byMessage.set(msg, { count: 1, first: line });
+      const kind = /"kind":"([^"]*)"/.exec(line)?.[1];
+      const key = kind ? `${msg} (${kind})` : msg;
+      const minute = Math.floor((Number(/"time":(\d+)/.exec(line)?.[1] ?? started) - started) / 60_000);
+      const seen = byMessage.get(key) ?? { count: 0, first: line, minutes: new Map<number, number>() };
+      seen.count++;
+      seen.minutes.set(minute, (seen.minutes.get(minute) ?? 0) + 1);
+      byMessage.set(key, seen);
     }
     console.log(`\nthe stack logged ${complaints.length} warnings or errors`);
-    for (const [msg, { count, first }] of byMessage)
-      console.log(`  ${count} × ${msg}; the first: ${first.slice(0, 600)}`);
+    for (const [key, { count, first, minutes }] of byMessage) {
+      const when = [...minutes].map(([m, n]) => `${m}:${n}`).join(' ');
+      console.log(`  ${count} × ${key}; by minute ${when}; the first: ${first.slice(0, 600)}`);
+    }
   } finally {
     stop = true;
     await stopDev(dev);
