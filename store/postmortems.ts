@@ -228,7 +228,8 @@ export async function trendingIncidents(
   const detectedAt = { $gte: new Date(incident.detectedAt.getTime() - windowDays * DAY_MS), $lt: incident.detectedAt };
   const category = rootCauseCategory(incident.signalType);
   const sameCategory = category ? SIGNAL_TYPES.filter((t) => categoryForSignal(t) === category) : [];
-  const elsewhere = { resourceKey: { $ne: incident.resourceKey }, signalType: { $in: sameCategory }, detectedAt };
+  const inCategory = { signalType: { $in: sameCategory } };
+  const elsewhere = { ...inCategory, resourceKey: { $ne: incident.resourceKey }, detectedAt };
   const [onResource, otherResources, recent] = await Promise.all([
     IncidentModel.countDocuments({ resourceKey: incident.resourceKey, detectedAt }),
     sameCategory.length ? IncidentModel.countDocuments(elsewhere) : 0,
@@ -236,10 +237,7 @@ export async function trendingIncidents(
       {
         detectedAt,
         postmortem: { $nin: ['', null] },
-        $or: [
-          { resourceKey: incident.resourceKey },
-          ...(sameCategory.length ? [{ signalType: elsewhere.signalType }] : []),
-        ],
+        $or: [{ resourceKey: incident.resourceKey }, ...(sameCategory.length ? [inCategory] : [])],
       },
       { _id: 0, postmortem: 1 },
     )

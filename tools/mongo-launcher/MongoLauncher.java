@@ -302,12 +302,14 @@ public final class MongoLauncher {
         OrderedIndex<P> best = null;
         int bestReach = 0;
         for (Index<P> index : collection.getIndexes()) {
-          if (index instanceof OrderedIndex<P> ordered && ordered.reach(query) > bestReach) {
+          if (!(index instanceof OrderedIndex<P> ordered)) continue;
+          int reach = ordered.reach(query);
+          if (reach > bestReach) {
             best = ordered;
-            bestReach = ordered.reach(query);
+            bestReach = reach;
           }
         }
-        if (best != null) return best.count(query, bestReach / 2, matches);
+        if (best != null) return best.count(query, best.pins(query), matches);
       }
       long n = 0;
       for (Document document : collection.queryAll()) {

@@ -6,6 +6,7 @@ import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.bson.Document;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -143,7 +144,7 @@ final class OrderedIndex<P> extends Index<P> {
     if (bounds != null) {
       Object low = bounds[0];
       Object high = bounds[1];
-      if (low != null && high != null && ValueComparator.asc().compare(low, high) > 0) return new TreeSet<>(entries.comparator());
+      if (low != null && high != null && ValueComparator.asc().compare(low, high) > 0) return Collections.emptyNavigableSet();
       // A descending key holds its highest values first.
       Object first = directions[pinned] > 0 ? low : high;
       Object last = directions[pinned] > 0 ? high : low;
