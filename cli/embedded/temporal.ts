@@ -14,6 +14,10 @@ export interface EmbeddedTemporal extends ServerProcess {
 export const QUEUE_POLLS_PER_SECOND = 200;
 /** History events after which a run is told to continue as new (the server's default is 4,096). */
 export const CONTINUE_AS_NEW_EVENTS = 1024;
+/** Matching partitions of each task queue (the server's default is 4). */
+export const TASK_QUEUE_PARTITIONS = 1;
+/** Executions the history service keeps in memory (by default, every one touched in the last hour). */
+export const HISTORY_CACHE_EXECUTIONS = 2048;
 
 const typeNames: Record<string, string> = {
   KEYWORD: 'Keyword',
@@ -64,6 +68,18 @@ export async function startEmbeddedTemporal(opts: {
   // the server keeps per-run state that grows with it: a quarter of the default bounds both
   // (docs/benchmarks.md, "Seventh pass").
   args.push('--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${CONTINUE_AS_NEW_EVENTS}`);
+  // One matching partition per task queue (the server's default is four, for many pollers on many
+  // hosts). One worker's few pollers leave tasks waiting in partitions they do not visit: in a
+  // storm, new incidents waited 0–81 s for their first workflow task, in no order, all along;
+  // with one partition they wait their turn and the backlog drains (docs/benchmarks.md,
+  // "Twenty-second pass").
+  for (const kind of ['Read', 'Write'])
+    args.push('--dynamic-config-value', `matching.numTaskqueue${kind}Partitions=${TASK_QUEUE_PARTITIONS}`);
+  // The history service caches every execution it touches, closed ones included, for an hour: in
+  // a storm its heap grew with the incidents seen (3.5 entries each) until Go, collecting at the
+  // fixed memory limit, ran ever more often. A few times the running workflows is plenty; one that
+  // left the cache is read back from SQLite at its next task (docs/benchmarks.md, "Twenty-second pass").
+  args.push('--dynamic-config-value', `history.hostLevelCacheMaxSize=${HISTORY_CACHE_EXECUTIONS}`);
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.

@@ -5,7 +5,7 @@ import path from 'path';
 import { firingAlert } from '../../bench/fixtures';
 import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
 import { alive, until } from '../harness/processes';
-import { CONTINUE_AS_NEW_EVENTS } from '../../cli/embedded/temporal';
+import { CONTINUE_AS_NEW_EVENTS, HISTORY_CACHE_EXECUTIONS, TASK_QUEUE_PARTITIONS } from '../../cli/embedded/temporal';
 
 /**
  * `foghorn dev` runs its worker in a process of its own (issue 14), supervised like the embedded
@@ -80,6 +80,11 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
         expect.arrayContaining([`-Xms${MONGO_HEAP}`, `-Xmx${MONGO_HEAP}`, '-XX:+AlwaysPreTouch']),
       );
       expect(args(temporal!)).toContain(`limit.historyCount.suggestContinueAsNew=${CONTINUE_AS_NEW_EVENTS}`);
+      // One worker polls: one matching partition, so queued tasks wait in order ("Twenty-second pass").
+      for (const kind of ['Read', 'Write'])
+        expect(args(temporal!)).toContain(`matching.numTaskqueue${kind}Partitions=${TASK_QUEUE_PARTITIONS}`);
+      // Its history cache bounded by configuration, not by the executions seen ("Twenty-second pass").
+      expect(args(temporal!)).toContain(`history.hostLevelCacheMaxSize=${HISTORY_CACHE_EXECUTIONS}`);
       // Go collects at the configured limit, not whenever the heap doubles ("Eighth pass").
       const temporalEnv = readFileSync(`/proc/${temporal!}/environ`, 'utf8').split('\0');
       expect(temporalEnv).toEqual(expect.arrayContaining(['GOGC=off', `GOMEMLIMIT=${TEMPORAL_MEMORY}`]));
