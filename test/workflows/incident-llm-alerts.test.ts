@@ -203,6 +203,20 @@ describe('incident analysis with an LLM, alerts, and restarts', () => {
       const { body } = await send([alert('firing', { statefulset: 'db' }, 'g1')]);
       const name = body.items[0].incident;
       await untilState(name, 'Escalated');
+      // The triage writes Escalated to the record; the run knows once it has read the triage's
+      // answer, which it shows by starting the ladder. A source resolve before that (a busy
+      // worker) still closes the incident: nobody has been paged yet.
+      await s.eventually(
+        () =>
+          s.client.workflow
+            .getHandle(`${name}-escalation`)
+            .describe()
+            .then(
+              () => true,
+              () => false,
+            ),
+        (started) => started,
+      );
       const resolved = await send([alert('resolved', { statefulset: 'db' }, 'g1')]);
       expect(resolved.body.items[0]).toMatchObject({ outcome: 'kept-escalated', incident: name });
       expect((await detail(name)).body.status.state).toBe('Escalated');
