@@ -12,7 +12,8 @@
  * Usage: npx ts-node --transpile-only bench/gateway-accept.ts [requestsPerLevel=2000] [chats=100]
  *          [--levels=50,500] [--warm=N] [--rate=R] [--windows=S]
  *   --warm=N  N messages first, on the same stack and not measured: a gateway that has been up a
- *             while (its store's JVM has compiled its hot paths) rather than one just started.
+ *             while (its store's JVM has compiled its hot paths) rather than one just started;
+ *             with --rate, at that rate, so the measured seconds continue a steady state.
  *   --rate=R  open loop: request i is due at R per second from the start, taken by the next free
  *             sender; its latency runs from when it was due, so a late sender's wait counts too
  *             (no coordinated omission). Without it each sender posts again as soon as answered
@@ -191,11 +192,16 @@ async function runLevel(senders: number): Promise<LevelResult> {
     const url = new URL(`http://127.0.0.1:${webhookPort}/inbound`);
     // Open the sockets first (a GET is a 405 and stores nothing): connection set-up is not measured.
     await Promise.all(Array.from({ length: senders }, () => request(agent, url, 'GET')));
+    // Open loop, the warm-up keeps the measured rate: posted faster, it would leave a hand-over
+    // backlog that lands in the first measured seconds (docs/benchmarks.md, "Twenty-third pass").
     let warmed = 0;
+    const warmStarted = performance.now();
     await Promise.all(
       Array.from({ length: senders }, async () => {
         while (warmed < WARM) {
           const i = warmed++;
+          const early = RATE === undefined ? 0 : warmStarted + (i * 1000) / RATE - performance.now();
+          if (early > 0) await new Promise((r) => setTimeout(r, early));
           await request(
             agent,
             url,

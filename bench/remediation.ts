@@ -11,6 +11,7 @@
  *   npx ts-node --transpile-only bench/remediation.ts [latency|burst|all=all] [count=50] [perSecond=2] [bursts=100,200]
  *       [--warm=N]  (burst: a settled, unmeasured burst of N incidents first, as a long-running stack has had)
  *       [--phases]  (also: where an incident's time goes, from its timeline's events)
+ * A burst also prints each process's CPU seconds from its first post until it settled.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import http from 'http';
@@ -18,6 +19,7 @@ import type { AddressInfo } from 'net';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
+import { cpuSeconds, stackProcesses } from './processes';
 import { percentile, runConcurrently } from './stats';
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -257,10 +259,13 @@ async function burstMode(size: number) {
       await settle(s, 'bench-warm-up', WARM);
     }
     const namespace = `bench-burst-${size}`;
+    const procs = stackProcesses(s.dev.child.pid!);
+    const before = procs.map((p) => cpuSeconds(p.pid));
     const t0 = performance.now();
     await runConcurrently(size, BURST_SENDERS, (i) => open(s, namespace, i));
     const posted = performance.now() - t0;
     const { incidents, plans } = await settle(s, namespace, size);
+    const used = procs.map((p, i) => [p.name, cpuSeconds(p.pid) - before[i]] as const);
     report(
       `burst: ${size} incidents at once (${BURST_SENDERS} senders, all posted in ${sec(posted)}), ` +
         (WARM > 0 ? `after a warm-up burst of ${WARM}` : 'on a fresh stack'),
@@ -268,6 +273,11 @@ async function burstMode(size: number) {
       incidents,
       plans,
       size,
+    );
+    const total = used.reduce((sum, [, v]) => sum + v, 0);
+    console.log(
+      `CPU s until settled: ${used.map(([name, v]) => `${name} ${v.toFixed(1)}`).join(', ')}; ` +
+        `total ${total.toFixed(1)}, ${((total / size) * 1000).toFixed(0)} ms per incident`,
     );
     if (PHASES) await phases(s, incidents);
   } finally {
