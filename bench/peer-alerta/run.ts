@@ -19,8 +19,9 @@
  *            resource (and the 202 bodies must say "opened" once per resource, "correlated" else);
  *   Alerta:  GET /alerts?resource=…&environment=Production must hold exactly 1 alert per resource
  *            with duplicateCount = sends − 1.
- * Printed per case and side: alerts/s (all requests ÷ wall time), request p50/p99, errors
- * (non-2xx, network, timeout), dedup ok/resources, CPU ms per alert of each side's process tree
+ * Printed per round: alerts/s, request p50/p99, errors, dedup, load. Per case and side:
+ * alerts/s (all requests ÷ wall time), request p50/p99, errors (non-2xx, network, timeout),
+ * dedup ok/resources, CPU ms per alert of each side's process tree
  * (/proc; Foghorn: node API+worker, Temporal dev server, MongoDB-wire JVM; Alerta: gunicorn,
  * PostgreSQL) while its rounds ran, its CPU ms/s while idle (the settle pause before each round:
  * Foghorn's includes workflows still finishing the previous round), the 1-minute load average at
@@ -498,8 +499,9 @@ async function main() {
       const namespace = `p${runId}-c${ci}-r${round}`;
       const r = await runRound(side, c, namespace, dev, alerta, SETTLE_S);
       results.push(r);
+      const l = summary(r.latencies);
       console.log(
-        `  ${c.label} round ${round + 1} ${side.padEnd(7)} ${(r.sent / r.seconds).toFixed(1)} alerts/s, errors ${r.errors}, dedup ${r.dedupOk}/${r.resources}, load ${r.load1.toFixed(2)}, CPU before it ${r.idleCpu.toFixed(0)} ms/s` +
+        `  ${c.label} round ${round + 1} ${side.padEnd(7)} ${(r.sent / r.seconds).toFixed(1)} alerts/s, p50 / p99 ${l.p50.toFixed(0)} / ${l.p99.toFixed(0)} ms, errors ${r.errors}, dedup ${r.dedupOk}/${r.resources}, load ${r.load1.toFixed(2)}, CPU before it ${r.idleCpu.toFixed(0)} ms/s` +
           (r.errorSamples.length ? `  e.g. ${r.errorSamples[0]}` : '') +
           (r.sent < c.alerts ? `  (round timeout: ${r.sent}/${c.alerts} sent)` : ''),
       );
