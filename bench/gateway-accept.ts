@@ -169,6 +169,18 @@ function runtimeBetween(before: Map<string, number>, after: Map<string, number>)
   );
 }
 
+/**
+ * Open loop (--rate): waits until request `i` of a run started at `start` is due; its due time.
+ * Closed loop: now.
+ */
+async function due(start: number, i: number): Promise<number> {
+  if (RATE === undefined) return performance.now();
+  const dueAt = start + (i * 1000) / RATE;
+  const early = dueAt - performance.now();
+  if (early > 0) await new Promise((r) => setTimeout(r, early));
+  return dueAt;
+}
+
 /** One concurrency level on a fresh private stack, so each level starts with an idle worker. */
 async function runLevel(senders: number): Promise<LevelResult> {
   let result: Omit<LevelResult, 'lateHandOvers' | 'leftToSweeper' | 'stopSeconds'>;
@@ -200,8 +212,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
       Array.from({ length: senders }, async () => {
         while (warmed < WARM) {
           const i = warmed++;
-          const early = RATE === undefined ? 0 : warmStarted + (i * 1000) / RATE - performance.now();
-          if (early > 0) await new Promise((r) => setTimeout(r, early));
+          await due(warmStarted, i);
           await request(
             agent,
             url,
@@ -232,9 +243,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
           const i = next++;
           const chatId = `bench-${i % CHATS}`;
           const body = JSON.stringify({ chat_id: chatId, user_id: 'bench', text: '/help' });
-          const dueAt = RATE === undefined ? performance.now() : started + (i * 1000) / RATE;
-          const early = dueAt - performance.now();
-          if (early > 0) await new Promise((r) => setTimeout(r, early));
+          const dueAt = await due(started, i);
           const sentAt = performance.now();
           const answer = await request(agent, url, 'POST', body);
           latencies.push(sentAt + answer.ms - Math.min(dueAt, sentAt));

@@ -18,7 +18,7 @@ import { tmpdir } from 'os';
 import path from 'path';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
 import { firingAlert } from './fixtures';
-import { cpuSeconds, stackProcesses } from './processes';
+import { cpuBetween, cpuTotal, showCpu, stackCpu } from './processes';
 import { percentile, runConcurrently } from './stats';
 
 const [ROUNDS, ALERTS, RESOURCES, SENDERS] = [3, 1000, 50, 32].map((d, i) => Number(process.argv[2 + i] ?? d));
@@ -32,12 +32,8 @@ async function main(): Promise<void> {
   const dev = await startDev({ ...(await devEnv(dataDir)), FOGHORN_RATE_LIMIT: '1000000' });
   try {
     await waitReady(dev.api);
-    const procs = stackProcesses(dev.child.pid!);
-    const cpu = () => new Map(procs.map((p) => [p.name, cpuSeconds(p.pid)]));
-    const since = (before: Map<string, number>) => new Map([...cpu()].map(([k, v]) => [k, v - before.get(k)!]));
-    const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
-    const show = (m: Map<string, number>) =>
-      `${[...m].map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; total ${total(m).toFixed(1)}`;
+    const cpu = stackCpu(dev.child.pid!);
+    const since = (before: Map<string, number>) => cpuBetween(before, cpu());
     const headers = { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' };
     console.log(`incident-cost: ${ROUNDS} rounds of ${ALERTS} alerts over ${RESOURCES} resources, ${SENDERS} senders`);
 
@@ -58,9 +54,9 @@ async function main(): Promise<void> {
       const during = since(before);
       let idleFor = 0;
       let waited = 0;
-      for (let last = total(cpu()); idleFor < IDLE_SECONDS && waited < SETTLE_LIMIT_S; waited++) {
+      for (let last = cpuTotal(cpu()); idleFor < IDLE_SECONDS && waited < SETTLE_LIMIT_S; waited++) {
         await new Promise((r) => setTimeout(r, 1000));
-        const now = total(cpu());
+        const now = cpuTotal(cpu());
         idleFor = now - last < IDLE_CORES ? idleFor + 1 : 0;
         last = now;
       }
@@ -68,8 +64,8 @@ async function main(): Promise<void> {
       const waits = (await msToEscalation(dev.api, headers, namespace)).sort((a, b) => a - b);
       console.log(
         `round ${round}: ${(ALERTS / seconds).toFixed(1)} alerts/s in ${seconds.toFixed(1)} s, busy ${waited - idleFor} s more\n` +
-          `  CPU s during the round: ${show(during)}\n` +
-          `  CPU s in all: ${show(all)}; ${((total(all) / RESOURCES) * 1000).toFixed(0)} ms per incident opened, its duplicates included\n` +
+          `  CPU s during the round: ${showCpu(during)}\n` +
+          `  CPU s in all: ${showCpu(all)}; ${((cpuTotal(all) / RESOURCES) * 1000).toFixed(0)} ms per incident opened, its duplicates included\n` +
           `  opened → escalated: p50 ${(percentile(waits, 50) / 1000).toFixed(1)} s, max ${(percentile(waits, 100) / 1000).toFixed(1)} s (${waits.length} of ${RESOURCES} incidents)`,
       );
     }

@@ -43,3 +43,19 @@ export function stackProcesses(devPid: number): { pid: number; name: string }[] 
   };
   return [devPid, ...descendants(devPid)].map((pid) => ({ pid, name: named(pid) })).filter((p) => p.name !== '');
 }
+
+/** CPU seconds each process of a `foghorn dev` stack (stackProcesses) has used so far, by name. */
+export function stackCpu(devPid: number): () => Map<string, number> {
+  const procs = stackProcesses(devPid);
+  return () => new Map(procs.map((p) => [p.name, cpuSeconds(p.pid)]));
+}
+
+/** Per process, `after` less `before` (two stackCpu readings). */
+export const cpuBetween = (before: Map<string, number>, after: Map<string, number>) =>
+  new Map([...after].map(([name, seconds]) => [name, seconds - (before.get(name) ?? 0)]));
+
+export const cpuTotal = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+
+/** `api 0.7, worker 5.8, …; total 14.8` */
+export const showCpu = (m: Map<string, number>) =>
+  `${[...m].map(([name, seconds]) => `${name} ${seconds.toFixed(1)}`).join(', ')}; total ${cpuTotal(m).toFixed(1)}`;

@@ -19,7 +19,7 @@ import type { AddressInfo } from 'net';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
-import { cpuSeconds, stackProcesses } from './processes';
+import { cpuBetween, cpuTotal, showCpu, stackCpu } from './processes';
 import { percentile, runConcurrently } from './stats';
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -259,13 +259,13 @@ async function burstMode(size: number) {
       await settle(s, 'bench-warm-up', WARM);
     }
     const namespace = `bench-burst-${size}`;
-    const procs = stackProcesses(s.dev.child.pid!);
-    const before = procs.map((p) => cpuSeconds(p.pid));
+    const cpu = stackCpu(s.dev.child.pid!);
+    const before = cpu();
     const t0 = performance.now();
     await runConcurrently(size, BURST_SENDERS, (i) => open(s, namespace, i));
     const posted = performance.now() - t0;
     const { incidents, plans } = await settle(s, namespace, size);
-    const used = procs.map((p, i) => [p.name, cpuSeconds(p.pid) - before[i]] as const);
+    const used = cpuBetween(before, cpu());
     report(
       `burst: ${size} incidents at once (${BURST_SENDERS} senders, all posted in ${sec(posted)}), ` +
         (WARM > 0 ? `after a warm-up burst of ${WARM}` : 'on a fresh stack'),
@@ -274,10 +274,8 @@ async function burstMode(size: number) {
       plans,
       size,
     );
-    const total = used.reduce((sum, [, v]) => sum + v, 0);
     console.log(
-      `CPU s until settled: ${used.map(([name, v]) => `${name} ${v.toFixed(1)}`).join(', ')}; ` +
-        `total ${total.toFixed(1)}, ${((total / size) * 1000).toFixed(0)} ms per incident`,
+      `CPU s until settled: ${showCpu(used)}, ${((cpuTotal(used) / size) * 1000).toFixed(0)} ms per incident`,
     );
     if (PHASES) await phases(s, incidents);
   } finally {
