@@ -18,6 +18,9 @@ const HEARTBEAT_MS = 3_000;
  */
 export async function withHeartbeat<T>(fn: (signal: AbortSignal) => Promise<T>, progress?: () => unknown): Promise<T> {
   const activity = Context.current();
+  // A local activity cannot heartbeat (the SDK would warn at every beat): its workflow task's
+  // own timeout notices a dead worker.
+  if (activity.info.isLocal) return fn(activity.cancellationSignal);
   activity.heartbeat(progress?.());
   const beat = setInterval(() => activity.heartbeat(progress?.()), HEARTBEAT_MS);
   try {

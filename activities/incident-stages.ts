@@ -25,16 +25,40 @@ export function createIncidentStageActivities(
   escalation: EscalationSteps,
 ) {
   /** Records what waits in the inbox, a batch at a time until it is found empty; how many. */
-  async function drain(name: string, firstIndex: number): Promise<number> {
+  async function drain(name: string, firstIndex: number, afterResolution = true): Promise<number> {
     let total = 0;
     for (let recorded = INBOX_BATCH; recorded === INBOX_BATCH; total += recorded)
       ({ recorded } = await incidents.drainSignalInbox({
         name,
         firstIndex: firstIndex + total,
-        afterResolution: true,
+        afterResolution,
         limit: INBOX_BATCH,
       }));
     return total;
+  }
+
+  /**
+   * The triage proper (see triageIncident); `analyzing` is the incident as its move to
+   * `Analyzing` returned it.
+   */
+  async function triage(analyzing: IncidentRecord, input: TriageInput, signal: AbortSignal): Promise<Triage | null> {
+    const runbooks = await categoryRunbooks(analyzing);
+    const analysed = await incidents.analyze(analyzing, runbooks, signal);
+    const { incident } = await incidents.match(analysed.incident, runbooks);
+    const options = await remediation.options(incident, runbooks, analysed.insight);
+    const giveUp = input.escalate ? giveUpReason(options, []) : undefined;
+    if (giveUp) {
+      const escalated = await escalate(incident, new Date().toISOString(), giveUp);
+      return escalated ? { ...options, escalated } : null;
+    }
+    const strategy = options.maxAttempts >= 1 ? chooseStrategy(options, []) : null;
+    if (!input.prepareFirstPlan || !strategy) return options;
+    const firstPlan = await remediation.prepare(
+      incident,
+      { attempt: 1, strategy, remediating: true },
+      { insight: analysed.insight, runbooks },
+    );
+    return { ...options, firstPlan };
   }
 
   /**
@@ -68,33 +92,33 @@ export function createIncidentStageActivities(
      * The incident is read once, by the first write, and each step hands the next the record its
      * own write returned.
      */
-    async triageIncident(input: {
-      name: string;
-      at: string;
-      prepareFirstPlan?: boolean;
-      escalate?: boolean;
-    }): Promise<(RemediationOptions & { firstPlan?: PreparedPlan; escalated?: Escalated }) | null> {
+    async triageIncident(input: TriageInput): Promise<Triage | null> {
       return withHeartbeat(async (signal) => {
         const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
-        if (!analyzing) return null;
-        const runbooks = await categoryRunbooks(analyzing);
-        const analysed = await incidents.analyze(analyzing, runbooks, signal);
-        const { incident } = await incidents.match(analysed.incident, runbooks);
-        const options = await remediation.options(incident, runbooks, analysed.insight);
-        const giveUp = input.escalate ? giveUpReason(options, []) : undefined;
-        if (giveUp) {
-          const escalated = await escalate(incident, new Date().toISOString(), giveUp);
-          return escalated ? { ...options, escalated } : null;
-        }
-        const strategy = options.maxAttempts >= 1 ? chooseStrategy(options, []) : null;
-        if (!input.prepareFirstPlan || !strategy) return options;
-        const firstPlan = await remediation.prepare(
-          incident,
-          { attempt: 1, strategy, remediating: true },
-          { insight: analysed.insight, runbooks },
-        );
-        return { ...options, firstPlan };
+        return analyzing ? triage(analyzing, input, signal) : null;
       });
+    },
+
+    /**
+     * A new incident's opening: `Analyzing`, then the signals waiting in its inbox recorded from
+     * `firstIndex` on (those that arrived before its run began: the look every run takes as it
+     * starts, without an activity of its own), then the triage. `drained`: how many it recorded;
+     * none when the incident was resolved (or is gone) first, and its close records them. As in
+     * closeIncident, a retried attempt goes on counting from what the last one recorded.
+     */
+    async drainAndTriage(
+      input: TriageInput & { firstIndex: number },
+    ): Promise<{ drained: number; triage: Triage | null }> {
+      const activity = Context.current();
+      let drained = (activity.info.heartbeatDetails as { drained?: number } | undefined)?.drained ?? 0;
+      const progress = () => ({ drained });
+      return withHeartbeat(async (signal) => {
+        const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
+        if (!analyzing) return { drained, triage: null };
+        drained += await drain(input.name, input.firstIndex + drained, false);
+        activity.heartbeat(progress());
+        return { drained, triage: await triage(analyzing, input, signal) };
+      }, progress);
     },
 
     /**
@@ -124,6 +148,16 @@ export function createIncidentStageActivities(
 }
 
 export type IncidentStageActivities = ReturnType<typeof createIncidentStageActivities>;
+
+interface TriageInput {
+  name: string;
+  at: string;
+  prepareFirstPlan?: boolean;
+  escalate?: boolean;
+}
+
+/** What a triage found: the remediation options, with the first plan or the escalation when asked for. */
+export type Triage = RemediationOptions & { firstPlan?: PreparedPlan; escalated?: Escalated };
 
 /** The triage's escalation: the ladder to start (none under the policy `none`), and L1's endpoints when read. */
 export interface Escalated {

@@ -1,4 +1,4 @@
-import type { ActivityOptions } from '@temporalio/common';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import { fingerprint } from './fingerprint';
 import { z } from 'zod';
 import { actionKeySchema } from './kube-actions';
@@ -134,6 +134,18 @@ export const HTTP_STEP_ACTIVITY_OPTIONS = {
     nonRetryableErrorTypes: [...STEP_NON_RETRYABLE_ERROR_TYPES],
   },
 } satisfies ActivityOptions;
+
+/**
+ * The same step as a local activity (a plan's HttpRequest steps since release-24): no heartbeat
+ * (the workflow task's own timeout watches the worker), and back-offs over 10 s wait in a durable
+ * timer, so a receiver down for minutes does not hold the workflow task open.
+ */
+export const HTTP_STEP_LOCAL_ACTIVITY_OPTIONS = {
+  startToCloseTimeout: HTTP_STEP_ACTIVITY_OPTIONS.startToCloseTimeout,
+  scheduleToCloseTimeout: HTTP_STEP_ACTIVITY_OPTIONS.scheduleToCloseTimeout,
+  localRetryThreshold: '10s',
+  retry: HTTP_STEP_ACTIVITY_OPTIONS.retry,
+} satisfies LocalActivityOptions;
 
 /**
  * A script may run 30 minutes; heartbeats every 3 s with a generous 30 s timeout, because a

@@ -59,7 +59,7 @@ import {
   SEVERITY,
 } from './search-attributes';
 import { STORE_CALL_OPTIONS } from './store-options';
-import { ESCALATE_IN_TRIAGE, RELEASE_14, RELEASE_19, sinceRelease } from './release';
+import { ESCALATE_IN_TRIAGE, RELEASE_14, RELEASE_19, RELEASE_24, sinceRelease, TRIAGE_DRAINS_INBOX } from './release';
 
 /**
  * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
@@ -114,7 +114,7 @@ export interface IncidentWorkflowInput {
  * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
-  const release = sinceRelease(RELEASE_19, RELEASE_14);
+  const release = sinceRelease(RELEASE_24, RELEASE_19, RELEASE_14);
   const { name } = input;
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];
@@ -168,8 +168,12 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   /**
    * Signals wait in the inbox (store/signal-inbox.ts). A run looks there once as it starts: a
    * hand-over lost to a crash, or signals queued while an earlier run was closing, are not missed.
+   * A first run looks in its triage's activity (drainAndTriage), one round trip fewer; until that
+   * answers, the pump records nothing, so no two records of signals start from the same index.
    */
-  let inboxQueued = release.has(SIGNAL_INBOX);
+  const inboxAtStart = release.has(SIGNAL_INBOX);
+  let triageDrains = inboxAtStart && !input.carried && release.has(TRIAGE_DRAINS_INBOX);
+  let inboxQueued = inboxAtStart && !triageDrains;
   setHandler(signalsQueuedSignal, (queued) => {
     inboxQueued = true;
     tellPlan(queued);
@@ -293,7 +297,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   let notified: Promise<void> = Promise.resolve();
   const pump = (async () => {
     for (;;) {
-      await condition(() => pending.length > 0 || inboxQueued || pumpDone);
+      await condition(() => (!triageDrains && (pending.length > 0 || inboxQueued)) || pumpDone);
       if (pending.length === 0 && !inboxQueued) return;
       await recordSignals();
     }
@@ -305,12 +309,19 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     if (!resolved()) live.state = 'Analyzing';
     publish();
     const prepareFirstPlan = release.has(TRIAGE_PREPARES_PLAN);
-    const triaged = await analysis.triageIncident({
+    const triageInput = {
       name,
       at: new Date().toISOString(),
       ...(prepareFirstPlan && { prepareFirstPlan }),
       ...(release.has(ESCALATE_IN_TRIAGE) && { escalate: true }),
-    });
+    };
+    let triaged;
+    if (triageDrains) {
+      const opened = await analysis.drainAndTriage({ ...triageInput, firstIndex: signalsSeen });
+      counted(opened.drained);
+      triageDrains = false;
+      triaged = opened.triage;
+    } else triaged = await analysis.triageIncident(triageInput);
     if (triaged?.escalated) await escalatedByTriage(triaged.escalated);
     else {
       const escalation = triaged ? await remediate(triaged) : undefined;

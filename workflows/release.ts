@@ -36,3 +36,10 @@ export const RELEASE_14: Release = { name: 'release-14', patches: [] };
 export const ESCALATE_IN_TRIAGE = 'escalate-in-triage';
 /** The nineteenth pass's release of the incident workflow. */
 export const RELEASE_19: Release = { name: 'release-19', patches: [ESCALATE_IN_TRIAGE] };
+
+/** Incident runs before this change drained their inbox in an activity of its own as they started; newer ones in the triage. */
+export const TRIAGE_DRAINS_INBOX = 'triage-drains-inbox';
+/** Plans before this change ran HttpRequest steps as activities; newer ones as local activities. */
+export const LOCAL_HTTP_STEPS = 'local-http-steps';
+/** The twenty-fourth pass's release of the incident and remediation workflows. */
+export const RELEASE_24: Release = { name: 'release-24', patches: [TRIAGE_DRAINS_INBOX, LOCAL_HTTP_STEPS] };

@@ -41,14 +41,18 @@ import {
   type PreparedPlan,
   type Verdict,
 } from '../domain/remediation-plan';
-import { HTTP_STEP_ACTIVITY_OPTIONS, SCRIPT_STEP_ACTIVITY_OPTIONS } from '../domain/remediation-steps';
+import {
+  HTTP_STEP_ACTIVITY_OPTIONS,
+  HTTP_STEP_LOCAL_ACTIVITY_OPTIONS,
+  SCRIPT_STEP_ACTIVITY_OPTIONS,
+} from '../domain/remediation-steps';
 import type { RunbookAction } from '../domain/runbook';
 import { approvalWorkflow } from './approval';
 import { failureText } from './failure-text';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import { INCIDENT, NAMESPACE, REMEDIATION_STATE, RESOURCE } from './search-attributes';
 import { PATIENT_RETRY, STORE_CALL_OPTIONS } from './store-options';
-import { RELEASE_14, sinceRelease } from './release';
+import { LOCAL_HTTP_STEPS, RELEASE_14, RELEASE_24, sinceRelease } from './release';
 
 type KubeActionActivities = ReturnType<typeof createKubeActionActivities>;
 type KubeReadActivities = ReturnType<typeof createKubeReadActivities>;
@@ -72,6 +76,12 @@ const kube = proxyActivities<KubeActionActivities>(KUBE_ACTION_ACTIVITY_OPTIONS)
 const reads = proxyActivities<KubeReadActivities & KubePreviewActivities>(KUBE_READ_ACTIVITY_OPTIONS);
 /** HTTP steps read their headers and body from the plan record: they never travel in the payload. */
 const http = proxyActivities<RemediationActivities>(HTTP_STEP_ACTIVITY_OPTIONS);
+/**
+ * The same, run in the worker inside the workflow task: a request takes seconds, where its round
+ * trip through the Temporal server as an activity cost a burst of plans as much again
+ * (docs/benchmarks.md, "Twenty-fourth pass"). Safe for the same reason as the bookkeeping's.
+ */
+const localHttp = proxyLocalActivities<RemediationActivities>(HTTP_STEP_LOCAL_ACTIVITY_OPTIONS);
 /** Script steps, too, read their text from the plan record. */
 const script = proxyActivities<RemediationActivities>(SCRIPT_STEP_ACTIVITY_OPTIONS);
 const agent = proxyActivities<AgenticActivities>(AGENTIC_ACTIVITY_OPTIONS);
@@ -126,7 +136,7 @@ interface Executed {
  * Cancelled (a person resolved the incident) it stops after the step in flight and records so.
  */
 export async function remediationWorkflow({ plan }: RemediationWorkflowInput): Promise<RemediationOutcome> {
-  const release = sinceRelease(RELEASE_14);
+  const release = sinceRelease(RELEASE_24, RELEASE_14);
   let state: PlanState = 'Pending';
   let joined = 0;
   let fixedAt = new Date().toISOString();
@@ -398,7 +408,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       }
       case 'HttpRequest': {
         const p = action.params;
-        const r = await http.runHttpPlanStep({ plan: plan.name, index });
+        const r = await (release.has(LOCAL_HTTP_STEPS) ? localHttp : http).runHttpPlanStep({ plan: plan.name, index });
         if (!r.ok)
           throw ApplicationFailure.nonRetryable(
             `${p.method} answered ${r.status}${p.expectStatus ? ` (expected ${p.expectStatus})` : ''}`,

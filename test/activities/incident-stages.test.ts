@@ -187,6 +187,73 @@ describe('incident stages', () => {
     expect((await getIncident(name))?.state).toBe('Analyzing');
   });
 
+  it('opens a new incident: Analyzing, the signals waiting in its inbox, then the triage', async () => {
+    const name = await open('Deployment/ledger');
+    await enqueueSignals(name, [signal(1), signal(2)]);
+    const at = new Date().toISOString();
+
+    const opened = (await new MockActivityEnvironment().run(stages.drainAndTriage, { name, at, firstIndex: 0 })) as {
+      drained: number;
+      triage: unknown;
+    };
+    expect(opened).toEqual({ drained: 2, triage: expect.objectContaining({ runbooks: expect.any(Array) }) });
+    expect(await queuedSignals(name, 10)).toEqual([]);
+    expect(await getIncident(name)).toMatchObject({ state: 'Analyzing', correlatedSignalCount: 2 });
+    const types = (await getTimeline(name)).map((e) => e.type);
+    expect(types.filter((t) => t === 'SignalCorrelated')).toHaveLength(2);
+    expect(types).toEqual(expect.arrayContaining(['Analysis', 'RunbookMatch']));
+    // What triageIncident answers for the same incident.
+    expect(opened.triage).toEqual(await new MockActivityEnvironment().run(stages.triageIncident, { name, at }));
+  });
+
+  it('opens nothing of an incident resolved before it began: its inbox is left to the close', async () => {
+    const name = await open('Deployment/billing');
+    await updateIncident(name, { state: 'Resolved', resolvedAt: new Date() });
+    await enqueueSignals(name, [signal(1)]);
+
+    expect(
+      await new MockActivityEnvironment().run(stages.drainAndTriage, {
+        name,
+        at: new Date().toISOString(),
+        firstIndex: 0,
+      }),
+    ).toEqual({ drained: 0, triage: null });
+    expect(await queuedSignals(name, 10)).toHaveLength(1);
+    expect((await getTimeline(name)).map((e) => e.type)).toEqual(['Detection']);
+  });
+
+  it('opens on counting after a failed attempt: what the first drained and what came since', async () => {
+    const name = await open('Deployment/invoices');
+    await enqueueSignals(name, [signal(1), signal(2), signal(3)]);
+    const at = new Date().toISOString();
+
+    // The first attempt drains three, then its triage fails.
+    const remediation = createRemediationSteps(parseConfig({}), false);
+    const failing = createIncidentStageActivities(
+      createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
+      {
+        ...remediation,
+        options: async () => {
+          throw new Error('store unavailable');
+        },
+      },
+      createPostmortemActivities(),
+      createNotificationSteps(parseConfig({})).escalation,
+    );
+    const first = new MockActivityEnvironment();
+    const beats: unknown[] = [];
+    first.on('heartbeat', (details: unknown) => beats.push(details));
+    await expect(first.run(failing.drainAndTriage, { name, at, firstIndex: 0 })).rejects.toThrow('store unavailable');
+    expect(beats.at(-1)).toEqual({ drained: 3 });
+
+    // Two more arrive before the retry, which starts from the last heartbeat's progress.
+    await enqueueSignals(name, [signal(4), signal(5)]);
+    const retry = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: beats.at(-1) });
+    expect(await retry.run(stages.drainAndTriage, { name, at, firstIndex: 0 })).toMatchObject({ drained: 5 });
+    expect(await getIncident(name)).toMatchObject({ correlatedSignalCount: 5 });
+    expect((await getTimeline(name)).filter((e) => e.type === 'SignalCorrelated')).toHaveLength(5);
+  });
+
   it('closes a resolved incident: queued signals, the postmortem, then signals queued meanwhile', async () => {
     const name = await openResolved('Deployment/search');
     await enqueueSignals(name, [signal(1), signal(2), signal(3)]);

@@ -354,7 +354,8 @@ describe('escalating in the triage', () => {
     );
 
     // No activity of its own for the policy or the move; the ladder's only one is the delivery.
-    expect((await scheduled(name)).sort()).toEqual(['drainSignalInbox', 'triageIncident']);
+    // (Nor for the look into its inbox: the triage takes it.)
+    expect(await scheduled(name)).toEqual(['drainAndTriage']);
     expect(await scheduled(`${name}-escalation`)).toEqual(['deliverNotification']);
     const events = await timeline(name);
     const escalation = events.findIndex((e) => e.type === 'Escalation');

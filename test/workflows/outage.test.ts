@@ -80,7 +80,7 @@ describe('a MongoDB outage during analysis', () => {
     // failed the workflow after about a minute).
     const history = await s.client.workflow.getHandle(name).fetchHistory();
     const scheduled = history.events!.find(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'triageIncident',
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'drainAndTriage',
     )!;
     const started = history.events!.find(
       (e) =>

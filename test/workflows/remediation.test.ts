@@ -146,6 +146,16 @@ describe('runbook remediation without a cluster', () => {
 
     const described = await s.client.workflow.getHandle(plan.name).describe();
     expect(described.typedSearchAttributes.get(REMEDIATION_STATE)).toBe('Completed');
+
+    // The HttpRequest step ran as a local activity (release-24): a marker, no activity task.
+    const history = (await s.client.workflow.getHandle(plan.name).fetchHistory()).events ?? [];
+    expect(history.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+    const localActivities = history.flatMap((e) =>
+      e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
+        ? [Buffer.from(e.markerRecordedEventAttributes.details!.data!.payloads![0].data!).toString()]
+        : [],
+    );
+    expect(localActivities.filter((data) => data.includes('"runHttpPlanStep"'))).toHaveLength(1);
   });
 
   it('a missing template parameter fails the plan before any step runs', async () => {

@@ -23,8 +23,8 @@ beforeAll(async () => {
   s = await useStack({
     wrapActivities: (activities: Activities) => ({
       ...activities,
-      triageIncident: async (input) => {
-        const triaged = await activities.triageIncident(input);
+      drainAndTriage: async (input) => {
+        const opened = await activities.drainAndTriage(input);
         if (resolveAfterTriage.delete(input.name)) {
           const res = await s.call('POST', `/incidents/${input.name}/resolve?namespace=shop`, {
             token: s.tokens.operator,
@@ -32,7 +32,7 @@ beforeAll(async () => {
           });
           resolveAnswers.push(res.status);
         }
-        return triaged;
+        return opened;
       },
     }),
   });
