@@ -3,7 +3,7 @@ import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
-import { RELEASE_14, RELEASE_19 } from '../../workflows/release';
+import { LOCAL_HTTP_STEPS, RELEASE_14, RELEASE_19, RELEASE_24, TRIAGE_DRAINS_INBOX } from '../../workflows/release';
 
 /**
  * Incidents and chats in flight must survive upgrades: every recorded history (test/replay/
@@ -21,15 +21,27 @@ const patchIds = (events: temporal.api.history.v1.IHistoryEvent[]) =>
     return data ? [(JSON.parse(Buffer.from(data).toString()) as { id: string }).id] : [];
   });
 
-/** Whether a run took `patch`: its own marker, or that of a release that includes it (workflows/release.ts). */
-const took = (events: temporal.api.history.v1.IHistoryEvent[], patch: string) =>
-  patchIds(events).includes(patch) ||
-  patchIds(events).includes(RELEASE_19.name) ||
-  (patchIds(events).includes(RELEASE_14.name) && !RELEASE_19.patches.includes(patch));
+/** The releases, newest first (workflows/release.ts). */
+const RELEASES = [RELEASE_24, RELEASE_19, RELEASE_14];
+/**
+ * Whether a run took `patch`: its own marker, or that of the release it started on, which stands
+ * for every patch but those of the releases after it.
+ */
+const took = (events: temporal.api.history.v1.IHistoryEvent[], patch: string) => {
+  const ids = patchIds(events);
+  if (ids.includes(patch)) return true;
+  const started = RELEASES.findIndex((r) => ids.includes(r.name));
+  return started >= 0 && !RELEASES.slice(0, started).some((later) => later.patches.includes(patch));
+};
 
 /** The activities a run scheduled, in order. */
 const activities = (events: temporal.api.history.v1.IHistoryEvent[]) =>
   events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+/** A local activity's marker data (empty for any other event). */
+const localActivityData = (e: temporal.api.history.v1.IHistoryEvent) =>
+  e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
+    ? (e.markerRecordedEventAttributes.details?.data?.payloads?.[0]?.data ?? new Uint8Array())
+    : new Uint8Array();
 /** Whether a run started a child workflow of `type`. */
 const startedChild = (events: temporal.api.history.v1.IHistoryEvent[], type: string) =>
   events.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === type);
@@ -119,12 +131,39 @@ describe('replay of recorded histories', () => {
     for (const [type, release] of [
       ['incidentWorkflow', RELEASE_14],
       ['incidentWorkflow', RELEASE_19],
+      ['incidentWorkflow', RELEASE_24],
       ['remediationWorkflow', RELEASE_14],
+      ['remediationWorkflow', RELEASE_24],
     ] as const) {
       const released = completedRuns(type).filter((events) => patchIds(events).includes(release.name));
       expect(released.length).toBeGreaterThan(0);
       for (const events of released) expect(patchIds(events)).toEqual([release.name]);
     }
+  });
+
+  it('has incident histories of both first looks into the inbox: an activity of its own, and in the triage', () => {
+    const triaged = files
+      .map((f) => load(f).events)
+      .filter((events) => activities(events).some((a) => a === 'triageIncident' || a === 'drainAndTriage'));
+    const inTriage = triaged.filter((events) => took(events, TRIAGE_DRAINS_INBOX));
+    expect(inTriage.length).toBeGreaterThan(0);
+    expect(triaged.length).toBeGreaterThan(inTriage.length);
+    // Nothing drains before the triage has answered.
+    for (const events of inTriage) expect(activities(events)[0]).toBe('drainAndTriage');
+  });
+
+  it('has plan histories of both HttpRequest steps: an activity, and a local activity', () => {
+    const withHttp = files
+      .map((f) => load(f).events)
+      .filter(
+        (events) =>
+          activities(events).includes('runHttpPlanStep') ||
+          events.some((e) => Buffer.from(localActivityData(e)).toString().includes('"runHttpPlanStep"')),
+      );
+    const local = withHttp.filter((events) => took(events, LOCAL_HTTP_STEPS));
+    expect(local.length).toBeGreaterThan(0);
+    expect(withHttp.length).toBeGreaterThan(local.length);
+    for (const events of local) expect(activities(events)).not.toContain('runHttpPlanStep');
   });
 
   it('has escalated incident histories of both escalations: activities of their own, and in the triage', () => {
