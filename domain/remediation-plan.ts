@@ -41,6 +41,15 @@ export interface PreparedPlan {
   riskThreshold: number;
 }
 
+/**
+ * Whether the plan's first move is to `Executing`: it can start (no problem) and waits for no
+ * approval first (an agentic plan asks per action, later). Its workflow may then start with that
+ * state in its search attributes instead of upserting it in its first task.
+ */
+export function startsExecuting(plan: PreparedPlan): boolean {
+  return !plan.problem && !(plan.approval.required && !plan.agentic);
+}
+
 /** What a plan's verification found: passed or not, what was checked and seen, in one line. */
 export interface Verdict {
   passed: boolean;

@@ -34,7 +34,7 @@ import {
   type ResolveRequest,
 } from '../domain/incident-requests';
 import { chooseStrategy, giveUpReason, type RemediationOptions, type Strategy } from '../domain/remediation';
-import type { PreparedPlan } from '../domain/remediation-plan';
+import { startsExecuting, type PreparedPlan } from '../domain/remediation-plan';
 import {
   acknowledgeUpdate,
   correlateSignal,
@@ -59,7 +59,15 @@ import {
   SEVERITY,
 } from './search-attributes';
 import { STORE_CALL_OPTIONS } from './store-options';
-import { ESCALATE_IN_TRIAGE, RELEASE_14, RELEASE_19, RELEASE_24, sinceRelease, TRIAGE_DRAINS_INBOX } from './release';
+import {
+  ESCALATE_IN_TRIAGE,
+  PLAN_STARTS_EXECUTING,
+  RELEASE_14,
+  RELEASE_19,
+  RELEASE_24,
+  sinceRelease,
+  TRIAGE_DRAINS_INBOX,
+} from './release';
 
 /**
  * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
@@ -481,13 +489,15 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   async function runPlan(plan: PreparedPlan): Promise<RemediationOutcome> {
     const scope = new CancellationScope();
     activePlan = plan.name;
+    // Its first move said at its start: one visibility write fewer (the plan sees it and skips its own).
+    const first = startsExecuting(plan) && release.has(PLAN_STARTS_EXECUTING) ? 'Executing' : 'Pending';
     const child = scope.run(() =>
       executeChild(remediationWorkflow, {
         workflowId: plan.name,
         args: [{ plan }],
         cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
         typedSearchAttributes: [
-          { key: REMEDIATION_STATE, value: 'Pending' },
+          { key: REMEDIATION_STATE, value: first },
           { key: INCIDENT, value: name },
           { key: NAMESPACE, value: input.namespace },
           { key: RESOURCE, value: input.resource },

@@ -41,5 +41,10 @@ export const RELEASE_19: Release = { name: 'release-19', patches: [ESCALATE_IN_T
 export const TRIAGE_DRAINS_INBOX = 'triage-drains-inbox';
 /** Plans before this change ran HttpRequest steps as activities; newer ones as local activities. */
 export const LOCAL_HTTP_STEPS = 'local-http-steps';
+/** Incident runs before this change started every plan `Pending`; newer ones `Executing` when that is its first move. */
+export const PLAN_STARTS_EXECUTING = 'plan-starts-executing';
 /** The twenty-fourth pass's release of the incident and remediation workflows. */
-export const RELEASE_24: Release = { name: 'release-24', patches: [TRIAGE_DRAINS_INBOX, LOCAL_HTTP_STEPS] };
+export const RELEASE_24: Release = {
+  name: 'release-24',
+  patches: [TRIAGE_DRAINS_INBOX, LOCAL_HTTP_STEPS, PLAN_STARTS_EXECUTING],
+};

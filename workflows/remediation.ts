@@ -10,6 +10,7 @@ import {
   setHandler,
   sleep,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { AgenticActivities } from '../activities/agentic';
 import type { ApprovalActivities } from '../activities/approvals';
@@ -155,10 +156,13 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       { key: NAMESPACE, value: plan.namespace },
       { key: RESOURCE, value: `${plan.resource.kind}/${plan.resource.name}` },
     ]);
+  /** The state its start said (`Executing` when that is its first move, since release-24): not said again. */
+  let published = workflowInfo().typedSearchAttributes.get(REMEDIATION_STATE);
   const moveTo = async (next: PlanState, approval?: string) => {
     await book.setPlanState({ plan: plan.name, state: next, ...(approval && { approval }) });
     state = next;
-    publish();
+    if (published !== next) publish();
+    published = undefined;
   };
   const finish = async (
     end: RemediationOutcome['state'],

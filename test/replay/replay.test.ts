@@ -3,6 +3,7 @@ import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
+import { REMEDIATION_STATE } from '../../workflows/search-attributes';
 import { LOCAL_HTTP_STEPS, RELEASE_14, RELEASE_19, RELEASE_24, TRIAGE_DRAINS_INBOX } from '../../workflows/release';
 
 /**
@@ -164,6 +165,27 @@ describe('replay of recorded histories', () => {
     expect(local.length).toBeGreaterThan(0);
     expect(withHttp.length).toBeGreaterThan(local.length);
     for (const events of local) expect(activities(events)).not.toContain('runHttpPlanStep');
+  });
+
+  it('has plan histories of both starts: Pending, and Executing when that is its first move (not upserted again)', () => {
+    const stateIn = (fields?: Record<string, temporal.api.common.v1.IPayload> | null) => {
+      const data = fields?.[REMEDIATION_STATE.name]?.data;
+      return data ? (JSON.parse(Buffer.from(data).toString()) as string) : undefined;
+    };
+    const plans = files
+      .map((f) => load(f).events)
+      .filter(
+        (events) => events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'remediationWorkflow',
+      );
+    const first = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+      stateIn(events[0].workflowExecutionStartedEventAttributes!.searchAttributes?.indexedFields);
+    const executing = plans.filter((events) => first(events) === 'Executing');
+    expect(executing.length).toBeGreaterThan(0);
+    expect(plans.filter((events) => first(events) === 'Pending').length).toBeGreaterThan(0);
+    for (const events of executing)
+      expect(
+        events.map((e) => stateIn(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields)),
+      ).not.toContain('Executing');
   });
 
   it('has escalated incident histories of both escalations: activities of their own, and in the triage', () => {

@@ -156,6 +156,19 @@ describe('runbook remediation without a cluster', () => {
         : [],
     );
     expect(localActivities.filter((data) => data.includes('"runHttpPlanStep"'))).toHaveLength(1);
+    // It started Executing (its first move, said by the incident at its start): not upserted again.
+    const stateIn = (fields?: Record<string, { data?: Uint8Array | null }> | null) => {
+      const data = fields?.[REMEDIATION_STATE.name]?.data;
+      return data ? (JSON.parse(Buffer.from(data).toString()) as string) : undefined;
+    };
+    expect(stateIn(history[0].workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields)).toBe(
+      'Executing',
+    );
+    expect(
+      history.flatMap(
+        (e) => stateIn(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields) ?? [],
+      ),
+    ).toEqual(['Verifying', 'Completed']);
   });
 
   it('a missing template parameter fails the plan before any step runs', async () => {
