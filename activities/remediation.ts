@@ -309,13 +309,17 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
     if (action?.type !== type) throw notApplicable(`step ${index + 1} of ${plan.name} is not ${type}`);
     return { key: `${plan.name}/${index}`, action: action as Extract<RunbookAction, { type: T }> };
   };
-  /** Failures without details: an HTTP failure's details carry the response body. */
+  /**
+   * Failures without details (an HTTP failure's details carry the response body), keeping what
+   * the retry needs: the type, whether to retry, and the receiver's Retry-After.
+   */
   const bare = (err: unknown) =>
     err instanceof ApplicationFailure
       ? ApplicationFailure.create({
           message: err.message,
           type: err.type ?? undefined,
           nonRetryable: err.nonRetryable ?? undefined,
+          nextRetryDelay: err.nextRetryDelay ?? undefined,
         })
       : err;
 

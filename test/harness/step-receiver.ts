@@ -8,22 +8,33 @@ export interface ReceivedRequest {
   /** The Idempotency-Key header as sent (a quoted structured-header string). */
   key: string;
   body: string;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 /**
  * A real HTTP listener standing in for the services runbook HttpRequest steps call: it records
- * every request and answers `statusFor(url)` (200 by default).
+ * every request and answers `answerFor(url)`: a status (200 by default), or a status with headers.
  */
-export async function useStepReceiver(statusFor: (url: string) => number = () => 200) {
+export async function useStepReceiver(
+  answerFor: (url: string) => number | { status: number; headers: Record<string, string> } = () => 200,
+) {
   const received: ReceivedRequest[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const url = req.url ?? '';
-      received.push({ method: req.method ?? '', url, key: String(req.headers['idempotency-key'] ?? ''), body });
-      res.statusCode = statusFor(url);
-      res.end('ok');
+      received.push({
+        method: req.method ?? '',
+        url,
+        key: String(req.headers['idempotency-key'] ?? ''),
+        body,
+        at: Date.now(),
+      });
+      const answer = answerFor(url);
+      const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
+      res.writeHead(status, headers).end('ok');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

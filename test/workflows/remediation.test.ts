@@ -1,5 +1,5 @@
 import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
-import { createRunbook } from '../../store/runbooks';
+import { createRunbook, deleteRunbook } from '../../store/runbooks';
 import { REMEDIATION_STATE } from '../../workflows/search-attributes';
 import { useStack } from '../harness/stack';
 import { useStepReceiver, type ReceivedRequest } from '../harness/step-receiver';
@@ -21,7 +21,12 @@ let received: ReceivedRequest[] = [];
 let baseUrl = '';
 
 beforeAll(async () => {
-  receiver = await useStepReceiver((url) => (url.startsWith('/broken') ? 500 : url.startsWith('/teapot') ? 418 : 200));
+  let unavailable = 0;
+  receiver = await useStepReceiver((url) => {
+    // Down for its first request, with a Retry-After longer than the step's own first back-off (2 s).
+    if (url.startsWith('/flaky') && unavailable++ === 0) return { status: 503, headers: { 'retry-after': '6' } };
+    return url.startsWith('/broken') ? 500 : url.startsWith('/teapot') ? 418 : 200;
+  });
   ({ baseUrl, received } = receiver);
   s = await useStack({ env: { FOGHORN_VERIFY_WINDOW: '2m', FOGHORN_AGENT_SHELL_NETWORK: 'host' } });
 }, 120_000);
@@ -37,10 +42,10 @@ async function runbook(input: Omit<RunbookInput, 'version' | 'description'> & { 
   expect(created.created).toBe(true);
 }
 
-async function open(resource: string, labels: Record<string, string> = {}) {
+async function open(resource: string, labels: Record<string, string> = {}, severity = 'low') {
   const res = await s.call('POST', '/incidents', {
     token: s.tokens.operator,
-    body: { resource, namespace: 'shop', signalType: 'Custom', severity: 'low', description: 'test', labels },
+    body: { resource, namespace: 'shop', signalType: 'Custom', severity, description: 'test', labels },
   });
   expect(res.status).toBe(201);
   return res.body.metadata.name as string;
@@ -169,6 +174,41 @@ describe('runbook remediation without a cluster', () => {
         (e) => stateIn(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields) ?? [],
       ),
     ).toEqual(['Verifying', 'Completed']);
+  });
+
+  it("a step answered 503 is retried inside its local activity, after the receiver's Retry-After, with the same key", async () => {
+    await runbook({
+      name: 'custom-flaky-receiver',
+      category: 'custom',
+      automated: true,
+      severity: ['medium'],
+      targets: { signalTypes: ['Custom'], resourceKinds: ['Node'] },
+      steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${baseUrl}/flaky/{{resourceName}}` } }],
+    });
+    const name = await open('Node/worker-1', {}, 'medium');
+    await untilState(name, 'Resolved');
+    await deleteRunbook('custom-flaky-receiver'); // any later custom incident would fall back to it
+    const [plan] = await plans(name);
+    expect(plan).toMatchObject({ state: 'Completed', strategy: expect.stringContaining('custom-flaky-receiver') });
+
+    const hits = received.filter((r) => r.url === '/flaky/worker-1');
+    expect(hits.map((r) => r.key)).toEqual([`"${plan.name}/0"`, `"${plan.name}/0"`]);
+    // Retry-After said 6 s; the step's own back-off would have been 2 s. Only a floor: load adds.
+    expect(hits[1].at - hits[0].at).toBeGreaterThanOrEqual(5_500);
+    const executed = (await timeline(name)).filter((e) => e.type === 'ActionExecuted');
+    expect(executed.map((e) => e.details.outcome)).toEqual(['ok']);
+
+    // Both attempts in one local activity: its marker says attempt 2, and no activity task was scheduled.
+    const history = (await s.client.workflow.getHandle(plan.name).fetchHistory()).events ?? [];
+    expect(history.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+    const steps = history.flatMap((e) => {
+      const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+      const marker = data
+        ? (JSON.parse(Buffer.from(data).toString()) as { activity_type: string; attempt: number })
+        : [];
+      return !Array.isArray(marker) && marker.activity_type === 'runHttpPlanStep' ? [marker.attempt] : [];
+    });
+    expect(steps).toEqual([2]);
   });
 
   it('a missing template parameter fails the plan before any step runs', async () => {
