@@ -3,7 +3,7 @@ import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
-import { REMEDIATION_STATE } from '../../workflows/search-attributes';
+import { localActivityMarkers, remediationStates } from '../harness/history';
 import { LOCAL_HTTP_STEPS, RELEASE_14, RELEASE_19, RELEASE_24, TRIAGE_DRAINS_INBOX } from '../../workflows/release';
 
 /**
@@ -38,11 +38,6 @@ const took = (events: temporal.api.history.v1.IHistoryEvent[], patch: string) =>
 /** The activities a run scheduled, in order. */
 const activities = (events: temporal.api.history.v1.IHistoryEvent[]) =>
   events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-/** A local activity's marker data (empty for any other event). */
-const localActivityData = (e: temporal.api.history.v1.IHistoryEvent) =>
-  e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
-    ? (e.markerRecordedEventAttributes.details?.data?.payloads?.[0]?.data ?? new Uint8Array())
-    : new Uint8Array();
 /** Whether a run started a child workflow of `type`. */
 const startedChild = (events: temporal.api.history.v1.IHistoryEvent[], type: string) =>
   events.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === type);
@@ -159,7 +154,7 @@ describe('replay of recorded histories', () => {
       .filter(
         (events) =>
           activities(events).includes('runHttpPlanStep') ||
-          events.some((e) => Buffer.from(localActivityData(e)).toString().includes('"runHttpPlanStep"')),
+          localActivityMarkers(events).some((m) => m.activity_type === 'runHttpPlanStep'),
       );
     const local = withHttp.filter((events) => took(events, LOCAL_HTTP_STEPS));
     expect(local.length).toBeGreaterThan(0);
@@ -168,24 +163,16 @@ describe('replay of recorded histories', () => {
   });
 
   it('has plan histories of both starts: Pending, and Executing when that is its first move (not upserted again)', () => {
-    const stateIn = (fields?: Record<string, temporal.api.common.v1.IPayload> | null) => {
-      const data = fields?.[REMEDIATION_STATE.name]?.data;
-      return data ? (JSON.parse(Buffer.from(data).toString()) as string) : undefined;
-    };
     const plans = files
       .map((f) => load(f).events)
       .filter(
         (events) => events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'remediationWorkflow',
-      );
-    const first = (events: temporal.api.history.v1.IHistoryEvent[]) =>
-      stateIn(events[0].workflowExecutionStartedEventAttributes!.searchAttributes?.indexedFields);
-    const executing = plans.filter((events) => first(events) === 'Executing');
+      )
+      .map(remediationStates);
+    const executing = plans.filter((states) => states.started === 'Executing');
     expect(executing.length).toBeGreaterThan(0);
-    expect(plans.filter((events) => first(events) === 'Pending').length).toBeGreaterThan(0);
-    for (const events of executing)
-      expect(
-        events.map((e) => stateIn(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields)),
-      ).not.toContain('Executing');
+    expect(plans.filter((states) => states.started === 'Pending').length).toBeGreaterThan(0);
+    for (const states of executing) expect(states.upserted).not.toContain('Executing');
   });
 
   it('has escalated incident histories of both escalations: activities of their own, and in the triage', () => {

@@ -1,6 +1,7 @@
 import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
 import { createRunbook, deleteRunbook } from '../../store/runbooks';
 import { REMEDIATION_STATE } from '../../workflows/search-attributes';
+import { localActivityMarkers, remediationStates } from '../harness/history';
 import { useStack } from '../harness/stack';
 import { useStepReceiver, type ReceivedRequest } from '../harness/step-receiver';
 
@@ -155,25 +156,10 @@ describe('runbook remediation without a cluster', () => {
     // The HttpRequest step ran as a local activity (release-24): a marker, no activity task.
     const history = (await s.client.workflow.getHandle(plan.name).fetchHistory()).events ?? [];
     expect(history.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
-    const localActivities = history.flatMap((e) =>
-      e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
-        ? [Buffer.from(e.markerRecordedEventAttributes.details!.data!.payloads![0].data!).toString()]
-        : [],
-    );
-    expect(localActivities.filter((data) => data.includes('"runHttpPlanStep"'))).toHaveLength(1);
+    const httpSteps = localActivityMarkers(history).filter((m) => m.activity_type === 'runHttpPlanStep');
+    expect(httpSteps).toHaveLength(1);
     // It started Executing (its first move, said by the incident at its start): not upserted again.
-    const stateIn = (fields?: Record<string, { data?: Uint8Array | null }> | null) => {
-      const data = fields?.[REMEDIATION_STATE.name]?.data;
-      return data ? (JSON.parse(Buffer.from(data).toString()) as string) : undefined;
-    };
-    expect(stateIn(history[0].workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields)).toBe(
-      'Executing',
-    );
-    expect(
-      history.flatMap(
-        (e) => stateIn(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields) ?? [],
-      ),
-    ).toEqual(['Verifying', 'Completed']);
+    expect(remediationStates(history)).toEqual({ started: 'Executing', upserted: ['Verifying', 'Completed'] });
   });
 
   it("a step answered 503 is retried inside its local activity, after the receiver's Retry-After, with the same key", async () => {
@@ -201,13 +187,9 @@ describe('runbook remediation without a cluster', () => {
     // Both attempts in one local activity: its marker says attempt 2, and no activity task was scheduled.
     const history = (await s.client.workflow.getHandle(plan.name).fetchHistory()).events ?? [];
     expect(history.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
-    const steps = history.flatMap((e) => {
-      const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
-      const marker = data
-        ? (JSON.parse(Buffer.from(data).toString()) as { activity_type: string; attempt: number })
-        : [];
-      return !Array.isArray(marker) && marker.activity_type === 'runHttpPlanStep' ? [marker.attempt] : [];
-    });
+    const steps = localActivityMarkers(history).flatMap((m) =>
+      m.activity_type === 'runHttpPlanStep' ? [m.attempt] : [],
+    );
     expect(steps).toEqual([2]);
   });
 

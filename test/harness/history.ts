@@ -1,0 +1,37 @@
+import type { temporal } from '@temporalio/proto';
+import { REMEDIATION_STATE } from '../../workflows/search-attributes';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** What the SDK core records in a local activity's marker (the fields the tests read). */
+export interface LocalActivityMarker {
+  activity_type: string;
+  attempt: number;
+}
+
+/** The local activities a run recorded, in order: one marker each, whatever its attempts. */
+export function localActivityMarkers(events: HistoryEvent[]): LocalActivityMarker[] {
+  return events.flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
+    return data ? [JSON.parse(Buffer.from(data).toString()) as LocalActivityMarker] : [];
+  });
+}
+
+type IndexedFields = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
+
+/** A plan's state as search attributes carry it: at its start (`events[0]`) or in an upsert. */
+function remediationStateIn(fields: IndexedFields): string | undefined {
+  const data = fields?.[REMEDIATION_STATE.name]?.data;
+  return data ? (JSON.parse(Buffer.from(data).toString()) as string) : undefined;
+}
+
+/** The plan state a run started with, and the states it upserted, in order. */
+export function remediationStates(events: HistoryEvent[]): { started?: string; upserted: string[] } {
+  return {
+    started: remediationStateIn(events[0]?.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields),
+    upserted: events.flatMap(
+      (e) => remediationStateIn(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields) ?? [],
+    ),
+  };
+}
