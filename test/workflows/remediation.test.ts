@@ -70,6 +70,11 @@ async function untilState(name: string, state: string) {
 }
 const timeline = async (name: string): Promise<Json[]> => (await get(`/incidents/${name}/timeline`)).body.events;
 const plans = async (name: string): Promise<Json[]> => (await get(`/remediations?incident=${name}`)).body.items;
+/** A plan's history, and whether any of its steps went out as an activity task (not a local one). */
+async function planHistory(plan: string) {
+  const events = (await s.client.workflow.getHandle(plan).fetchHistory()).events ?? [];
+  return { events, activityTasks: events.some((e) => e.activityTaskScheduledEventAttributes) };
+}
 
 describe('runbook remediation without a cluster', () => {
   it('runs an HttpRequest runbook, verifies by signals only, resolves by system, audits each step', async () => {
@@ -154,8 +159,8 @@ describe('runbook remediation without a cluster', () => {
     expect(described.typedSearchAttributes.get(REMEDIATION_STATE)).toBe('Completed');
 
     // The HttpRequest step ran as a local activity (release-24): a marker, no activity task.
-    const history = (await s.client.workflow.getHandle(plan.name).fetchHistory()).events ?? [];
-    expect(history.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+    const { events: history, activityTasks } = await planHistory(plan.name);
+    expect(activityTasks).toBe(false);
     const httpSteps = localActivityMarkers(history).filter((m) => m.activity_type === 'runHttpPlanStep');
     expect(httpSteps).toHaveLength(1);
     // It started Executing (its first move, said by the incident at its start): not upserted again.
@@ -172,8 +177,11 @@ describe('runbook remediation without a cluster', () => {
       steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${baseUrl}/flaky/{{resourceName}}` } }],
     });
     const name = await open('Node/worker-1', {}, 'medium');
-    await untilState(name, 'Resolved');
-    await deleteRunbook('custom-flaky-receiver'); // any later custom incident would fall back to it
+    try {
+      await untilState(name, 'Resolved');
+    } finally {
+      await deleteRunbook('custom-flaky-receiver'); // any later custom incident would fall back to it
+    }
     const [plan] = await plans(name);
     expect(plan).toMatchObject({ state: 'Completed', strategy: expect.stringContaining('custom-flaky-receiver') });
 
@@ -185,8 +193,8 @@ describe('runbook remediation without a cluster', () => {
     expect(executed.map((e) => e.details.outcome)).toEqual(['ok']);
 
     // Both attempts in one local activity: its marker says attempt 2, and no activity task was scheduled.
-    const history = (await s.client.workflow.getHandle(plan.name).fetchHistory()).events ?? [];
-    expect(history.some((e) => e.activityTaskScheduledEventAttributes)).toBe(false);
+    const { events: history, activityTasks } = await planHistory(plan.name);
+    expect(activityTasks).toBe(false);
     const steps = localActivityMarkers(history).flatMap((m) =>
       m.activity_type === 'runHttpPlanStep' ? [m.attempt] : [],
     );
