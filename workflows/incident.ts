@@ -14,6 +14,7 @@ import {
   startChild,
   upsertSearchAttributes,
   workflowInfo,
+  type ExternalWorkflowHandle,
   type SignalDefinition,
 } from '@temporalio/workflow';
 import type { CallbackActivities } from '../activities/callbacks';
@@ -47,7 +48,7 @@ import { continueAsNewDue } from './continue-as-new';
 import { escalationWorkflow } from './escalation';
 import { ladderAcknowledgedSignal, ladderResolvedSignal, ladderSnoozedSignal } from './escalation-messages';
 import { generatePostmortem, postmortemWorkflow } from './postmortem';
-import { remediationWorkflow, type RemediationOutcome } from './remediation';
+import { remediationWorkflow, type RemediationOutcome, type RemediationWorkflowInput } from './remediation';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import {
   ESCALATION_STATE,
@@ -65,9 +66,14 @@ import {
   RELEASE_14,
   RELEASE_19,
   RELEASE_24,
+  RELEASE_25,
   sinceRelease,
+  TELL_STARTED_PLAN,
   TRIAGE_DRAINS_INBOX,
 } from './release';
+
+/** A message for a plan: sent through its handle (an external one, or the child's as it starts). */
+type Tell = (plan: Pick<ExternalWorkflowHandle, 'signal'>) => Promise<void>;
 
 /**
  * Persistence is quick and idempotent: retry it patiently, without a cap, so an outage of
@@ -122,7 +128,7 @@ export interface IncidentWorkflowInput {
  * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
-  const release = sinceRelease(RELEASE_24, RELEASE_19, RELEASE_14);
+  const release = sinceRelease(RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14);
   const { name } = input;
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];
@@ -162,12 +168,25 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   /** The source's resolution while a plan ran: applied if the plan ends without running anything. */
   let sourceResolution: ResolveRequest | undefined;
   setHandler(liveStateQuery, () => live);
+  /**
+   * The plan is starting (since release-25): what it is told now waits for its start. A signal
+   * the server gets before the plan exists is dropped, and a plan that never heard that its alert
+   * cleared waits for its approval until it expires.
+   */
+  let planStarting = false;
+  const owedToPlan: Tell[] = [];
+  /** Tells the plan running now, if any (nothing when it ended meanwhile). */
+  const tellActivePlan = (tell: Tell): Promise<void> => {
+    if (!activePlan) return Promise.resolve();
+    if (planStarting) {
+      owedToPlan.push(tell);
+      return Promise.resolve();
+    }
+    return tell(getExternalWorkflowHandle(activePlan)).catch(() => undefined);
+  };
   /** A new signal fails the verification of the plan running now. */
   const tellPlan = (signal: { signalType: CorrelatedSignal['signalType']; at: string }) => {
-    if (activePlan)
-      getExternalWorkflowHandle(activePlan)
-        .signal(signalJoinedSignal, { signalType: signal.signalType, at: signal.at })
-        .catch(() => undefined); // the plan ended meanwhile: nothing to tell
+    void tellActivePlan((plan) => plan.signal(signalJoinedSignal, { signalType: signal.signalType, at: signal.at }));
   };
   setHandler(correlateSignal, (signal) => {
     pending.push(signal);
@@ -245,9 +264,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
         // which is what verification checks; the plan's verdict resolves (or not) the incident.
         // A plan still waiting for its approval ends, and the source's resolution then stands.
         sourceResolution = request;
-        await getExternalWorkflowHandle(activePlan)
-          .signal(sourceResolvedSignal)
-          .catch(() => undefined); // it ended meanwhile
+        await tellActivePlan((plan) => plan.signal(sourceResolvedSignal));
         await acts.noteSourceResolution({ name, at, plan: activePlan });
         return false;
       }
@@ -491,19 +508,26 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
     activePlan = plan.name;
     // Its first move said at its start: one visibility write fewer (the plan sees it and skips its own).
     const first = startsExecuting(plan) && release.has(PLAN_STARTS_EXECUTING) ? 'Executing' : 'Pending';
-    const child = scope.run(() =>
-      executeChild(remediationWorkflow, {
-        workflowId: plan.name,
-        args: [{ plan }],
-        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-        typedSearchAttributes: [
-          { key: REMEDIATION_STATE, value: first },
-          { key: INCIDENT, value: name },
-          { key: NAMESPACE, value: input.namespace },
-          { key: RESOURCE, value: input.resource },
-        ],
-      }),
-    );
+    const options = {
+      workflowId: plan.name,
+      args: [{ plan }] as [RemediationWorkflowInput],
+      cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+      typedSearchAttributes: [
+        { key: REMEDIATION_STATE, value: first },
+        { key: INCIDENT, value: name },
+        { key: NAMESPACE, value: input.namespace },
+        { key: RESOURCE, value: input.resource },
+      ],
+    };
+    const child = release.has(TELL_STARTED_PLAN)
+      ? scope.run(async () => {
+          planStarting = true;
+          const started = await startChild(remediationWorkflow, options);
+          planStarting = false;
+          for (const tell of owedToPlan.splice(0)) await tell(started).catch(() => undefined);
+          return started.result();
+        })
+      : scope.run(() => executeChild(remediationWorkflow, options));
     // (Rejected only if this workflow itself is cancelled, which cancels the scope anyway.)
     void condition(resolved).then(
       () => scope.cancel(),
@@ -520,6 +544,8 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       return { state: 'Failed', result };
     } finally {
       activePlan = undefined;
+      planStarting = false;
+      owedToPlan.length = 0;
     }
   }
 

@@ -48,3 +48,8 @@ export const RELEASE_24: Release = {
   name: 'release-24',
   patches: [TRIAGE_DRAINS_INBOX, LOCAL_HTTP_STEPS, PLAN_STARTS_EXECUTING],
 };
+
+/** Incident runs before this change signalled a plan at once, even before it had started; newer ones tell it once started. */
+export const TELL_STARTED_PLAN = 'tell-started-plan';
+/** The twenty-fifth pass's release of the incident workflow. */
+export const RELEASE_25: Release = { name: 'release-25', patches: [TELL_STARTED_PLAN] };

@@ -101,12 +101,15 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       }
 
       const headers = { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' };
-      const fire = (deployment: string) =>
-        fetch(`${dev.api}/alerts/alertmanager`, {
+      /** 202, or what else answered (the body says who, should this ever fail again). */
+      const fire = async (deployment: string) => {
+        const res = await fetch(`${dev.api}/alerts/alertmanager`, {
           method: 'POST',
           headers,
           body: JSON.stringify(firingAlert('shop', deployment, `fp-${deployment}`)),
-        }).then((r) => r.status);
+        });
+        return res.status === 202 ? 202 : `${res.status} from ${dev.api}: ${await res.text()}`;
+      };
       const before = await Promise.all(['a', 'b', 'c'].map((d) => fire(`before-${d}`)));
       process.kill(first!, 'SIGKILL'); // while their workflows run
       await until('the worker gone', () => !alive(first!), 10_000);

@@ -4,7 +4,14 @@ import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
 import { localActivityMarkers, remediationStates } from '../harness/history';
-import { LOCAL_HTTP_STEPS, RELEASE_14, RELEASE_19, RELEASE_24, TRIAGE_DRAINS_INBOX } from '../../workflows/release';
+import {
+  LOCAL_HTTP_STEPS,
+  RELEASE_14,
+  RELEASE_19,
+  RELEASE_24,
+  RELEASE_25,
+  TRIAGE_DRAINS_INBOX,
+} from '../../workflows/release';
 
 /**
  * Incidents and chats in flight must survive upgrades: every recorded history (test/replay/
@@ -23,7 +30,7 @@ const patchIds = (events: temporal.api.history.v1.IHistoryEvent[]) =>
   });
 
 /** The releases, newest first (workflows/release.ts). */
-const RELEASES = [RELEASE_24, RELEASE_19, RELEASE_14];
+const RELEASES = [RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14];
 /**
  * Whether a run took `patch`: its own marker, or that of the release it started on, which stands
  * for every patch but those of the releases after it.
@@ -128,6 +135,7 @@ describe('replay of recorded histories', () => {
       ['incidentWorkflow', RELEASE_14],
       ['incidentWorkflow', RELEASE_19],
       ['incidentWorkflow', RELEASE_24],
+      ['incidentWorkflow', RELEASE_25],
       ['remediationWorkflow', RELEASE_14],
       ['remediationWorkflow', RELEASE_24],
     ] as const) {
