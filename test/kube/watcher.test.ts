@@ -154,11 +154,18 @@ it('a crash-looping Deployment is one incident with its other pods correlated, r
     },
     setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
   );
-  const resolved = await stack.eventually(
-    () => detail(name),
-    (d) => d.status.state === 'Resolved',
-    120_000,
-  );
+  const resolved = await stack
+    .eventually(
+      () => detail(name),
+      (d) => d.status.state === 'Resolved',
+      120_000,
+    )
+    .catch(async (err: Error) => {
+      // What the incident and its plans went through, should this ever fail again.
+      const events = (await timeline(name)).map((e: Json) => `${e.timestamp} ${e.type}: ${e.message}`);
+      const plans = (await stack.call('GET', `/api/v1/remediations?incident=${name}`)).body.items;
+      throw new Error(`${err.message}\ntimeline:\n${events.join('\n')}\nplans: ${JSON.stringify(plans)}`);
+    });
   expect(resolved.status.resolution).toBe('Resolved at source');
   expect(await incidentsOf('Deployment/crashy')).toHaveLength(1);
 });
