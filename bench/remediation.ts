@@ -11,15 +11,17 @@
  *   npx ts-node --transpile-only bench/remediation.ts [latency|burst|all=all] [count=50] [perSecond=2] [bursts=100,200]
  *       [--warm=N]  (burst: a settled, unmeasured burst of N incidents first, as a long-running stack has had)
  *       [--phases]  (also: where an incident's time goes, from its timeline's events)
+ *       [--commands]  (burst: the store commands each process sent per incident, and the most sent;
+ *                     the API's include the benchmark's own polling of the lists)
  * A burst also prints each process's CPU seconds from its first post until it settled.
  */
-import { mkdtempSync, rmSync } from 'fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
-import { cpuBetween, cpuTotal, showCpu, stackCpu } from './processes';
+import { cpuBetween, cpuTotal, showCpu, stackCpu, stackProcesses } from './processes';
 import { percentile, runConcurrently } from './stats';
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -31,6 +33,7 @@ const BURST_SENDERS = 32;
 /** `--warm=N`: a burst of N incidents, settled and not measured, before each measured burst. */
 const WARM = Number(process.argv.find((a) => a.startsWith('--warm='))?.slice('--warm='.length) ?? 0);
 const PHASES = process.argv.includes('--phases');
+const COMMANDS = process.argv.includes('--commands');
 /** The runbook's own time: Wait 1s + verification window 5s. */
 const FLOOR_MS = 6_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
@@ -41,6 +44,8 @@ type Json = any;
 interface Stack {
   dev: DevProcess;
   dataDir: string;
+  /** Where each process writes its store command counts (`--commands`). */
+  countsDir: string;
   listener: http.Server;
   /** Idempotency-Key of every request the runbook's step sent. */
   hits: string[];
@@ -56,8 +61,11 @@ async function startStack(): Promise<Stack> {
   });
   await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-remediation-'));
+  const countsDir = path.join(dataDir, 'store-commands');
+  if (COMMANDS) mkdirSync(countsDir);
   const dev = await startDev({
     ...(await devEnv(dataDir)),
+    ...(COMMANDS && { FOGHORN_STORE_COMMAND_COUNTS: countsDir }),
     FOGHORN_RATE_LIMIT: '1000000',
     FOGHORN_LLM_BASE_URL: '', // the rules analyzer; no agentic strategy
     FOGHORN_WEBHOOK_ADDR: '',
@@ -71,7 +79,7 @@ async function startStack(): Promise<Stack> {
     });
     return { status: res.status, body: (await res.json()) as Json };
   };
-  const stack: Stack = (current = { dev, dataDir, listener, hits, call });
+  const stack: Stack = (current = { dev, dataDir, countsDir, listener, hits, call });
   await waitReady(dev.api);
   const port = (listener.address() as AddressInfo).port;
   const created = await call('POST', '/runbooks', {
@@ -191,6 +199,35 @@ function report(label: string, s: Stack, incidents: Json[], plans: Json[], expec
   );
 }
 
+type CommandCounts = Map<string, Record<string, number>>;
+
+/** Each process's store commands so far, by process name (the files are a second old at most: that is waited out). */
+async function commandCounts(s: Stack): Promise<CommandCounts> {
+  await new Promise((r) => setTimeout(r, 1_500));
+  const names = new Map(stackProcesses(s.dev.child.pid!).map((p) => [p.pid, p.name]));
+  return new Map(
+    readdirSync(s.countsDir).map((f) => [
+      names.get(Number(path.basename(f, '.json'))) ?? f,
+      JSON.parse(readFileSync(path.join(s.countsDir, f), 'utf8')) as Record<string, number>,
+    ]),
+  );
+}
+
+/** Per process: store commands per incident between two readings, and the eight most sent. */
+function showCommands(before: CommandCounts, after: CommandCounts, size: number) {
+  console.log('| process | store commands per incident | most sent, per incident |\n|---|---|---|');
+  for (const [name, counts] of after) {
+    const was = before.get(name) ?? {};
+    const sent = Object.entries(counts)
+      .map(([command, n]) => [command, n - (was[command] ?? 0)] as const)
+      .filter(([, n]) => n > 0)
+      .sort((a, b) => b[1] - a[1]);
+    const total = sent.reduce((sum, [, n]) => sum + n, 0);
+    const top = sent.slice(0, 8).map(([command, n]) => `${command} ${(n / size).toFixed(1)}`);
+    console.log(`| ${name} | ${(total / size).toFixed(1)} | ${top.join(', ')} |`);
+  }
+}
+
 /**
  * The median time from each timeline milestone to the next, over the incidents that reached
  * both: where an incident's time goes (`--phases`). The events are the product's own records.
@@ -260,6 +297,7 @@ async function burstMode(size: number) {
     }
     const namespace = `bench-burst-${size}`;
     const cpu = stackCpu(s.dev.child.pid!);
+    const commandsBefore = COMMANDS ? await commandCounts(s) : undefined;
     const before = cpu();
     const t0 = performance.now();
     await runConcurrently(size, BURST_SENDERS, (i) => open(s, namespace, i));
@@ -277,6 +315,7 @@ async function burstMode(size: number) {
     console.log(
       `CPU s until settled: ${showCpu(used)}, ${((cpuTotal(used) / size) * 1000).toFixed(0)} ms per incident`,
     );
+    if (commandsBefore) showCommands(commandsBefore, await commandCounts(s), size);
     if (PHASES) await phases(s, incidents);
   } finally {
     await stopStack(s);

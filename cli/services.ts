@@ -47,7 +47,7 @@ export async function withStore<T>(config: Config, fn: () => Promise<T>): Promis
  */
 export async function connectStore(uri: string, config?: Config, logger?: Pick<Logger, 'warn'>): Promise<void> {
   const escalation = config?.FOGHORN_ESCALATION_FILE ? loadEscalationFile(config.FOGHORN_ESCALATION_FILE) : undefined;
-  await connectMongo(uri);
+  await connectMongo(uri, { countCommandsIn: config?.FOGHORN_STORE_COMMAND_COUNTS });
   watchMongo(uri, (downMs) =>
     logger?.warn({ downMs }, 'MongoDB answered a new connection while this process stayed disconnected: reconnected'),
   );

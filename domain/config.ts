@@ -155,6 +155,9 @@ export const configSchema = z.object({
   // How often a worker compacts its heaps (worker/heap-compaction.ts): V8 collects fully only
   // when allocation lets up, which a storm never does; `off` leaves it to V8.
   FOGHORN_WORKER_COMPACT_INTERVAL: z.union([z.literal('off').transform(() => 0), goDuration]).default('30s'),
+  // Diagnostics: a directory where each process writes the store commands it has sent, counted
+  // (`<pid>.json`, every second; store/command-counts.ts). Unset, nothing is counted.
+  FOGHORN_STORE_COMMAND_COUNTS: z.string().min(1).optional(),
   // `foghorn dev`'s scheduling: the worker and the embedded Temporal run at this niceness, so the
   // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass";
   // 10 from 5 in the "Twentieth pass").

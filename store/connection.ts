@@ -1,5 +1,6 @@
 import mongoose from 'mongoose';
 import './models';
+import { countCommands } from './command-counts';
 import { migrateStore } from './migrations';
 
 const CONNECT_OPTIONS = { serverSelectionTimeoutMS: 5_000, autoIndex: false, autoCreate: false };
@@ -8,10 +9,11 @@ const CONNECT_OPTIONS = { serverSelectionTimeoutMS: 5_000, autoIndex: false, aut
  * One Mongoose connection per process. Commands are not buffered while disconnected: a request
  * during an outage fails fast (→ 503) instead of hanging until a timeout.
  */
-export async function connectMongo(uri: string): Promise<typeof mongoose> {
+export async function connectMongo(uri: string, opts: { countCommandsIn?: string } = {}): Promise<typeof mongoose> {
   mongoose.set('strictQuery', true);
   mongoose.set('bufferCommands', false);
-  await mongoose.connect(uri, CONNECT_OPTIONS);
+  await mongoose.connect(uri, { ...CONNECT_OPTIONS, ...(opts.countCommandsIn && { monitorCommands: true }) });
+  if (opts.countCommandsIn) stopCounting = countCommands(mongoose.connection, opts.countCommandsIn);
   // Indexes are created explicitly so a unique index exists before the first concurrent write;
   // that creates the collections too (Mongoose's own autoCreate raced it on a fresh store).
   await Promise.all(Object.values(mongoose.models).map((model) => model.createIndexes()));
@@ -26,8 +28,12 @@ export function mongoReady(): boolean {
 export async function disconnectMongo(): Promise<void> {
   clearInterval(watchdog);
   watchdog = undefined;
+  stopCounting?.();
+  stopCounting = undefined;
   await mongoose.disconnect();
 }
+
+let stopCounting: (() => void) | undefined;
 
 /** How long a long-running process's connection may stay down while the server answers others. */
 const STUCK_AFTER_MS = 30_000;
