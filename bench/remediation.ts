@@ -11,7 +11,7 @@
  *   npx ts-node --transpile-only bench/remediation.ts [latency|burst|all=all] [count=50] [perSecond=2] [bursts=100,200]
  *       [--warm=N]  (burst: a settled, unmeasured burst of N incidents first, as a long-running stack has had)
  *       [--phases]  (also: where an incident's time goes, from its timeline's events)
- *       [--commands]  (burst: the store commands each process sent per incident, and the most sent;
+ *       [--commands]  (burst: the store commands each process sent per incident, by command and collection;
  *                     the API's include the benchmark's own polling of the lists)
  * A burst also prints each process's CPU seconds from its first post until it settled.
  */
@@ -213,9 +213,9 @@ async function commandCounts(s: Stack): Promise<CommandCounts> {
   );
 }
 
-/** Per process: store commands per incident between two readings, and the eight most sent. */
+/** Per process: store commands per incident between two readings, by command and collection, most sent first. */
 function showCommands(before: CommandCounts, after: CommandCounts, size: number) {
-  console.log('| process | store commands per incident | most sent, per incident |\n|---|---|---|');
+  console.log('| process | store commands per incident | by command and collection, per incident |\n|---|---|---|');
   for (const [name, counts] of after) {
     const was = before.get(name) ?? {};
     const sent = Object.entries(counts)
@@ -223,8 +223,8 @@ function showCommands(before: CommandCounts, after: CommandCounts, size: number)
       .filter(([, n]) => n > 0)
       .sort((a, b) => b[1] - a[1]);
     const total = sent.reduce((sum, [, n]) => sum + n, 0);
-    const top = sent.slice(0, 8).map(([command, n]) => `${command} ${(n / size).toFixed(1)}`);
-    console.log(`| ${name} | ${(total / size).toFixed(1)} | ${top.join(', ')} |`);
+    const each = sent.map(([command, n]) => `${command} ${(n / size).toFixed(2)}`);
+    console.log(`| ${name} | ${(total / size).toFixed(1)} | ${each.join(', ')} |`);
   }
 }
 
