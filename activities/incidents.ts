@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { analyzeWithRules, RULES_PROVIDER, type AnalysisContext, type Insight } from '../domain/analyzer';
 import {
   CORRELATION_WINDOW_MS,
@@ -120,8 +121,10 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
    */
   async function analyze(incident: IncidentRecord, runbooks: RunbookRecord[], signal: AbortSignal): Promise<Analysed> {
     // A retry after the insight was stored (a crash or an outage in between) finishes the writes
-    // that follow it: the insight is the commit point, everything after it is idempotent.
-    const existing = await getInsightByIncident(incident.name);
+    // that follow it: the insight is the commit point, everything after it is idempotent. Only
+    // a retry can find one stored: a first attempt does not look (a store command fewer for every
+    // incident), and one that races a stored insight (a reset run) keeps it (storeInsightOnce).
+    const existing = Context.current().info.attempt > 1 ? await getInsightByIncident(incident.name) : undefined;
     if (existing) return recordAnalysis(incident, existing);
 
     const ctx = await analysisContext(incident, runbooks);

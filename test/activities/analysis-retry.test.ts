@@ -43,7 +43,9 @@ describe('analyzeIncident retried after the insight was stored', () => {
     });
 
     const { analyzeIncident } = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
-    const result = await new MockActivityEnvironment().run(analyzeIncident, { name: incident.name });
+    // The retry is the activity's second attempt: only a retry looks for a stored insight.
+    const retry = () => new MockActivityEnvironment({ attempt: 2 });
+    const result = await retry().run(analyzeIncident, { name: incident.name });
 
     expect(result).toEqual({ insight: 'AI-20261123-777', provider: 'builtin', model: 'rules-v1' });
     expect(await getIncident(incident.name)).toMatchObject({
@@ -61,7 +63,47 @@ describe('analyzeIncident retried after the insight was stored', () => {
       details: { insight: 'AI-20261123-777', fallback: true },
     });
     // Once more (another retry): nothing is written twice.
-    await new MockActivityEnvironment().run(analyzeIncident, { name: incident.name });
+    await retry().run(analyzeIncident, { name: incident.name });
     expect((await getTimeline(incident.name)).filter((e) => e.type === 'Analysis')).toHaveLength(1);
+  });
+
+  it('a first attempt does not look for one, and keeps the insight it finds stored when it writes its own', async () => {
+    const { incident } = await openOrJoin({
+      resource: 'Deployment/web',
+      namespace: 'shop',
+      signalType: 'OOMKilled',
+      severity: 'high',
+      description: 'OOMKilled',
+      cluster: 'local',
+      labels: {},
+      detectionSource: 'api',
+    });
+    // Stored by a run that raced this one (a reset workflow): the first attempt analyses anyway.
+    const generatedAt = new Date('2026-11-23T11:00:00Z');
+    await InsightModel.create({
+      name: 'AI-20261123-778',
+      namespace: 'shop',
+      issueRef: incident.name,
+      provider: 'builtin',
+      model: 'rules-v1',
+      rootCause: 'web exceeds its memory limit',
+      confidence: 0.7,
+      recommendation: 'raise the memory limit',
+      generatedAt,
+      creationTimestamp: generatedAt,
+    });
+    const { analyzeIncident } = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
+    // Its own run: timeline keys are the activity's (the test above has the default ids).
+    const first = new MockActivityEnvironment({ workflowExecution: { workflowId: incident.name, runId: 'run-2' } });
+    const result = await first.run(analyzeIncident, { name: incident.name });
+    expect(result).toMatchObject({ insight: 'AI-20261123-778' });
+    expect(await InsightModel.countDocuments({ issueRef: incident.name })).toBe(1);
+    expect((await getIncident(incident.name))?.analysisResult?.rootCause).toBe('web exceeds its memory limit');
+    expect((await getTimeline(incident.name)).map((e) => e.message)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^Analysis started/),
+        'Analysis complete: web exceeds its memory limit',
+      ]),
+    );
   });
 });
