@@ -31,6 +31,14 @@ export interface WorkflowEnvOptions {
    * runs to continue as new at this many history events (the test server never suggests it).
    */
   continueAsNewAt?: number;
+  /**
+   * The Temporal CLI's dev server (real time) instead of the time-skipping test server: for tests
+   * that run in real time anyway (a real Kubernetes API server) or that race a workflow's commands
+   * against the server's own tasks. The test server leaves a workflow stuck when it cancels an
+   * activity the same task saw complete ("ACTIVITY_UNKNOWN", temporalio/sdk-typescript#1058),
+   * which a real server takes in its stride.
+   */
+  realTime?: boolean;
   /** Wraps the worker's activities (see createWorker). */
   wrapActivities?: WorkerOptions['wrapActivities'];
 }
@@ -42,14 +50,17 @@ export interface WorkflowEnvOptions {
 export async function useWorkflowEnv(opts: WorkflowEnvOptions = {}) {
   const mongo = await useMongo();
   const env =
-    opts.continueAsNewAt === undefined
+    opts.continueAsNewAt === undefined && !opts.realTime
       ? await TestWorkflowEnvironment.createTimeSkipping({
           server: { executable: { type: 'existing-path', path: path.join(TOOLS_DIR, 'temporal-test-server') } },
         })
       : await TestWorkflowEnvironment.createLocal({
           server: {
             executable: { type: 'existing-path', path: path.join(TOOLS_DIR, 'temporal') },
-            extraArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${opts.continueAsNewAt}`],
+            extraArgs:
+              opts.continueAsNewAt === undefined
+                ? []
+                : ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${opts.continueAsNewAt}`],
           },
         });
   await registerSearchAttributes(env);

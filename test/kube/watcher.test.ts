@@ -61,6 +61,9 @@ beforeAll(async () => {
   llm = await useLlmServer(() => ({ content: '{}' }));
   llm.hold();
   stack = await useStack({
+    // Real time, as the cluster's: its plans' approvals are cancelled as the alerts clear, which
+    // can leave a workflow stuck on the time-skipping server (see realTime).
+    realTime: true,
     env: {
       FOGHORN_LLM_BASE_URL: llm.baseUrl,
       FOGHORN_LLM_MODEL: 'test-model',
