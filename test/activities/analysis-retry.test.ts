@@ -15,31 +15,43 @@ describe('analyzeIncident retried after the insight was stored', () => {
   });
   afterAll(() => mongo?.stop());
 
-  it('writes the analysis result and the closing Analysis event from the stored insight', async () => {
-    const { incident } = await openOrJoin({
-      resource: 'Deployment/api',
-      namespace: 'shop',
-      signalType: 'OOMKilled',
-      severity: 'high',
-      description: 'OOMKilled',
-      cluster: 'local',
-      labels: {},
-      detectionSource: 'api',
-    });
-    // What the first attempt left: the insight, and nothing after it.
+  /** A new OOMKilled incident of `Deployment/<deployment>` in `shop`. */
+  const open = async (deployment: string) =>
+    (
+      await openOrJoin({
+        resource: `Deployment/${deployment}`,
+        namespace: 'shop',
+        signalType: 'OOMKilled',
+        severity: 'high',
+        description: 'OOMKilled',
+        cluster: 'local',
+        labels: {},
+        detectionSource: 'api',
+      })
+    ).incident;
+  /** An insight of the incident, stored as an analysis would have (the rules analyzer's). */
+  const storeInsight = (incident: string, name: string, rootCause: string, extra: { fallbackReason?: string } = {}) => {
     const generatedAt = new Date('2026-11-23T10:00:00Z');
-    await InsightModel.create({
-      name: 'AI-20261123-777',
+    return InsightModel.create({
+      name,
       namespace: 'shop',
-      issueRef: incident.name,
+      issueRef: incident,
       provider: 'builtin',
       model: 'rules-v1',
-      rootCause: 'api exceeds its memory limit',
+      rootCause,
       confidence: 0.8,
       recommendation: 'raise the memory limit',
-      fallbackReason: 'model overloaded',
+      ...extra,
       generatedAt,
       creationTimestamp: generatedAt,
+    });
+  };
+
+  it('writes the analysis result and the closing Analysis event from the stored insight', async () => {
+    const incident = await open('api');
+    // What the first attempt left: the insight, and nothing after it.
+    await storeInsight(incident.name, 'AI-20261123-777', 'api exceeds its memory limit', {
+      fallbackReason: 'model overloaded',
     });
 
     const { analyzeIncident } = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
@@ -68,30 +80,9 @@ describe('analyzeIncident retried after the insight was stored', () => {
   });
 
   it('a first attempt does not look for one, and keeps the insight it finds stored when it writes its own', async () => {
-    const { incident } = await openOrJoin({
-      resource: 'Deployment/web',
-      namespace: 'shop',
-      signalType: 'OOMKilled',
-      severity: 'high',
-      description: 'OOMKilled',
-      cluster: 'local',
-      labels: {},
-      detectionSource: 'api',
-    });
+    const incident = await open('web');
     // Stored by a run that raced this one (a reset workflow): the first attempt analyses anyway.
-    const generatedAt = new Date('2026-11-23T11:00:00Z');
-    await InsightModel.create({
-      name: 'AI-20261123-778',
-      namespace: 'shop',
-      issueRef: incident.name,
-      provider: 'builtin',
-      model: 'rules-v1',
-      rootCause: 'web exceeds its memory limit',
-      confidence: 0.7,
-      recommendation: 'raise the memory limit',
-      generatedAt,
-      creationTimestamp: generatedAt,
-    });
+    await storeInsight(incident.name, 'AI-20261123-778', 'web exceeds its memory limit');
     const { analyzeIncident } = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
     // Its own run: timeline keys are the activity's (the test above has the default ids).
     const first = new MockActivityEnvironment({ workflowExecution: { workflowId: incident.name, runId: 'run-2' } });

@@ -7,6 +7,7 @@ import { accessibilityViolations, ensureConsoleBuilt, PHONE, useBrowser } from '
 import { useStack } from '../harness/stack';
 import { useStepReceiver } from '../harness/step-receiver';
 import { dnsDownWebhook } from '../fixtures/alertmanager';
+import { createGatedRunbook } from '../fixtures/runbooks';
 
 /**
  * The operator console (issue 13 §1, §3) in headless Chromium against the real stack: the API
@@ -34,19 +35,7 @@ beforeAll(async () => {
   receiver = await useStepReceiver();
   s = await useStack();
   // Category `network` (NetworkUnavailable signals): a person must approve the plan first.
-  const gated = await createRunbook(
-    runbookSpecSchema.parse({
-      name: 'network-gated-fix',
-      category: 'network',
-      description: 'a call that a person must approve first',
-      version: '1.0.0',
-      automated: true,
-      approvalRequired: true,
-      severity: ['critical', 'high', 'medium', 'low'],
-      steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${receiver.baseUrl}/gated/{{resourceName}}` } }],
-    }),
-  );
-  expect(gated.created).toBe(true);
+  await createGatedRunbook(receiver.baseUrl);
   browser = await useBrowser();
 }, 300_000);
 

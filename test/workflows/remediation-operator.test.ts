@@ -4,6 +4,7 @@ import { approvalAwaitingDecision } from '../harness/approvals';
 import { useStack } from '../harness/stack';
 import { useStepReceiver } from '../harness/step-receiver';
 import { dnsDownWebhook } from '../fixtures/alertmanager';
+import { createGatedRunbook } from '../fixtures/runbooks';
 
 /**
  * People acting while a plan runs (issue 10 §4): acknowledging does not stop automation;
@@ -42,20 +43,7 @@ beforeAll(async () => {
     }),
   );
   expect(created.created).toBe(true);
-  // Category `network`: its built-in runbook acts on Kubernetes (no cluster here): this one runs.
-  const gated = await createRunbook(
-    runbookSpecSchema.parse({
-      name: 'network-gated-fix',
-      category: 'network',
-      description: 'a call that a person must approve first',
-      version: '1.0.0',
-      automated: true,
-      approvalRequired: true,
-      severity: ['critical', 'high', 'medium', 'low'],
-      steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${baseUrl}/gated/{{resourceName}}` } }],
-    }),
-  );
-  expect(gated.created).toBe(true);
+  await createGatedRunbook(baseUrl);
 }, 120_000);
 
 afterAll(async () => {

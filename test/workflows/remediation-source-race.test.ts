@@ -1,9 +1,8 @@
-import { runbookSpecSchema } from '../../domain/runbook';
-import { createRunbook } from '../../store/runbooks';
 import { signalsToChild } from '../harness/history';
 import { useStack } from '../harness/stack';
 import { useStepReceiver } from '../harness/step-receiver';
 import { dnsDownWebhook } from '../fixtures/alertmanager';
+import { createGatedRunbook } from '../fixtures/runbooks';
 
 /**
  * An alert that clears at source as its plan starts (issue 10 §4 and the hardening issue's
@@ -24,20 +23,7 @@ let receiver: Awaited<ReturnType<typeof useStepReceiver>>;
 beforeAll(async () => {
   receiver = await useStepReceiver();
   s = await useStack({ realTime: true });
-  // Category `network`: its built-in runbook acts on Kubernetes (no cluster here): this one runs.
-  const gated = await createRunbook(
-    runbookSpecSchema.parse({
-      name: 'network-gated-race',
-      category: 'network',
-      description: 'a call that a person must approve first',
-      version: '1.0.0',
-      automated: true,
-      approvalRequired: true,
-      severity: ['critical', 'high', 'medium', 'low'],
-      steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${receiver.baseUrl}/gated/{{resourceName}}` } }],
-    }),
-  );
-  expect(gated.created).toBe(true);
+  await createGatedRunbook(receiver.baseUrl);
 }, 120_000);
 
 afterAll(async () => {
