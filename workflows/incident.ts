@@ -524,7 +524,8 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
           planStarting = true;
           const started = await startChild(remediationWorkflow, options);
           planStarting = false;
-          for (const tell of owedToPlan.splice(0)) await tell(started).catch(() => undefined);
+          // All at once, in the order told: no handler can send one in between.
+          await Promise.all(owedToPlan.splice(0).map((tell) => tell(started).catch(() => undefined)));
           return started.result();
         })
       : scope.run(() => executeChild(remediationWorkflow, options));
