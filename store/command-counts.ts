@@ -11,7 +11,8 @@ const WRITE_EVERY_MS = 1_000;
  * Diagnostics (FOGHORN_STORE_COMMAND_COUNTS): counts the commands this process sends the store
  * and writes them to `<dir>/<pid>.json` every second, so a benchmark can say how many commands an
  * incident costs each process (bench/remediation.ts --commands). Needs the client's command
- * monitoring, which costs an event per command: off unless asked for.
+ * monitoring, which costs an event per command: off unless asked for. A connection the watchdog
+ * replaced (watchMongo) is not counted: a benchmark's stack does not lose its store.
  */
 export function countCommands(connection: mongoose.Connection, dir: string): () => void {
   const counts: CommandCounts = {};
