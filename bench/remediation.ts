@@ -21,6 +21,7 @@ import type { AddressInfo } from 'net';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
+import type { CommandCounts } from '../store/command-counts';
 import { cpuBetween, cpuTotal, showCpu, stackCpu, stackProcesses } from './processes';
 import { percentile, runConcurrently } from './stats';
 
@@ -199,22 +200,23 @@ function report(label: string, s: Stack, incidents: Json[], plans: Json[], expec
   );
 }
 
-type CommandCounts = Map<string, Record<string, number>>;
+/** Each process's store command counts, by process name. */
+type StackCommandCounts = Map<string, CommandCounts>;
 
 /** Each process's store commands so far, by process name (the files are a second old at most: that is waited out). */
-async function commandCounts(s: Stack): Promise<CommandCounts> {
+async function commandCounts(s: Stack): Promise<StackCommandCounts> {
   await new Promise((r) => setTimeout(r, 1_500));
   const names = new Map(stackProcesses(s.dev.child.pid!).map((p) => [p.pid, p.name]));
   return new Map(
     readdirSync(s.countsDir).map((f) => [
       names.get(Number(path.basename(f, '.json'))) ?? f,
-      JSON.parse(readFileSync(path.join(s.countsDir, f), 'utf8')) as Record<string, number>,
+      JSON.parse(readFileSync(path.join(s.countsDir, f), 'utf8')) as CommandCounts,
     ]),
   );
 }
 
 /** Per process: store commands per incident between two readings, by command and collection, most sent first. */
-function showCommands(before: CommandCounts, after: CommandCounts, size: number) {
+function showCommands(before: StackCommandCounts, after: StackCommandCounts, size: number) {
   console.log('| process | store commands per incident | by command and collection, per incident |\n|---|---|---|');
   for (const [name, counts] of after) {
     const was = before.get(name) ?? {};
