@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { escalationMove, ladderOf, type Ladder } from '../domain/escalation-policy';
 import type { IncidentRecord } from '../domain/incident-record';
-import { INBOX_BATCH } from '../domain/incident-requests';
+import { INBOX_BATCH, TRIAGE_DRAIN_EVERY_MS } from '../domain/incident-requests';
 import { chooseStrategy, giveUpReason, type RemediationOptions } from '../domain/remediation';
 import type { PreparedPlan } from '../domain/remediation-plan';
 import { withHeartbeat } from './context';
@@ -35,6 +35,37 @@ export function createIncidentStageActivities(
         limit: INBOX_BATCH,
       }));
     return total;
+  }
+
+  /**
+   * Resolves as `work` does; while it runs, `drainNow` every TRIAGE_DRAIN_EVERY_MS, one at a time,
+   * and the one in flight is awaited, so the count it adds is in the answer. The workflow records
+   * nothing while its triage runs (no two records of signals start from the same index): these
+   * drains are what shows the signals of a slow analysis on the timeline as they come. A failed
+   * drain ends them; what it left in the inbox is recorded after the triage, as before.
+   */
+  async function whileDraining<T>(work: Promise<T>, drainNow: () => Promise<void>): Promise<T> {
+    let settled = false;
+    let inFlight: Promise<void> = Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const schedule = () => {
+      timer = setTimeout(() => {
+        inFlight = drainNow().then(
+          () => {
+            if (!settled) schedule();
+          },
+          () => undefined,
+        );
+      }, TRIAGE_DRAIN_EVERY_MS);
+    };
+    schedule();
+    try {
+      return await work;
+    } finally {
+      settled = true;
+      clearTimeout(timer);
+      await inFlight;
+    }
   }
 
   /**
@@ -102,7 +133,8 @@ export function createIncidentStageActivities(
     /**
      * A new incident's opening: `Analyzing`, then the signals waiting in its inbox recorded from
      * `firstIndex` on (those that arrived before its run began: the look every run takes as it
-     * starts, without an activity of its own), then the triage. `drained`: how many it recorded;
+     * starts, without an activity of its own), then the triage, recording those that join while
+     * it runs every TRIAGE_DRAIN_EVERY_MS (whileDraining). `drained`: how many it recorded;
      * none when the incident was resolved (or is gone) first, and its close records them. As in
      * closeIncident, a retried attempt goes on counting from what the last one recorded.
      */
@@ -115,9 +147,14 @@ export function createIncidentStageActivities(
       return withHeartbeat(async (signal) => {
         const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
         if (!analyzing) return { drained, triage: null };
-        drained += await drain(input.name, input.firstIndex + drained, false);
-        activity.heartbeat(progress());
-        return { drained, triage: await triage(analyzing, input, signal) };
+        const drainNow = async () => {
+          drained += await drain(input.name, input.firstIndex + drained, false);
+          activity.heartbeat(progress());
+        };
+        await drainNow();
+        // Triaged first: `drained` grows while it runs.
+        const triaged = await whileDraining(triage(analyzing, input, signal), drainNow);
+        return { drained, triage: triaged };
       }, progress);
     },
 

@@ -52,6 +52,13 @@ const event = (e: TimelineEvent, suffix = '') => ({ key: idempotencyKey(suffix),
  * recorded since `firstIndex`, so a retry adds nothing twice), and one SignalCorrelated event
  * each, keyed `<name>/signal/<key>`.
  */
+/**
+ * Whether a signal came after the incident's resolution by the record: a caller that cannot know
+ * (a triage still draining when a person resolved the incident) still labels it right.
+ */
+const arrivedAfter = (resolvedAt: Date | undefined, at: Date | string) =>
+  resolvedAt !== undefined && new Date(at).getTime() >= new Date(resolvedAt).getTime();
+
 async function recordSignals(
   name: string,
   signals: { key: string; signal: InboxSignal }[],
@@ -87,7 +94,7 @@ async function recordSignals(
         timestamp: new Date(s.at),
         type: 'SignalCorrelated',
         source: s.source === 'alertmanager' ? 'alertmanager' : 'detector',
-        message: `${s.signalType} joined this incident${s.description ? `: ${s.description}` : ''}${afterResolution ? ' (arrived after resolution)' : ''}`,
+        message: `${s.signalType} joined this incident${s.description ? `: ${s.description}` : ''}${afterResolution || arrivedAfter(incident.resolvedAt, s.at) ? ' (arrived after resolution)' : ''}`,
         ...(s.severity && { severity: s.severity as Severity }),
         details: { signalType: s.signalType, index: firstIndex + i + 1 },
       },

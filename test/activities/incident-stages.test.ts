@@ -11,7 +11,9 @@ import type { SignalType } from '../../domain/vocabulary';
 import { getIncident, getTimeline, openOrJoin, updateIncident } from '../../store/incidents';
 import { createRunbook } from '../../store/runbooks';
 import { enqueueSignals, queuedSignals } from '../../store/signal-inbox';
+import { useLlmServer } from '../harness/llm-server';
 import { useMongo } from '../harness/mongo';
+import { eventually } from '../harness/eventually';
 
 /**
  * An incident's opening and closing stages, one activity each (workflows/incident.ts, patches
@@ -253,6 +255,75 @@ describe('incident stages', () => {
     expect(await retry.run(stages.drainAndTriage, { name, at, firstIndex: 0 })).toMatchObject({ drained: 5 });
     expect(await getIncident(name)).toMatchObject({ correlatedSignalCount: 5 });
     expect((await getTimeline(name)).filter((e) => e.type === 'SignalCorrelated')).toHaveLength(5);
+  });
+
+  it('records the signals that join while a slow analysis runs, as they come, and labels those after a resolution', async () => {
+    const answer = {
+      analysis: 'The catalog pods restart.',
+      rootCause: 'A bad release of Deployment/catalog',
+      confidence: 0.7,
+      recommendations: ['Roll back'],
+      suggestedActions: [],
+      cascadeAnalysis: '',
+      blastRadiusPrediction: '',
+    };
+    const llm = await useLlmServer(() => ({ content: JSON.stringify(answer) }));
+    const withModel = createIncidentStageActivities(
+      createIncidentSteps({
+        annotationPrefix: 'foghorn.dev',
+        llm: { baseUrl: llm.baseUrl, apiKey: 'sk-test', model: 'test-model' },
+      }),
+      createRemediationSteps(parseConfig({}), false),
+      createPostmortemActivities(),
+      createNotificationSteps(parseConfig({})).escalation,
+    );
+    const joined = async (name: string) =>
+      (await getTimeline(name)).filter((e) => e.type === 'SignalCorrelated').map((e) => e.message);
+    try {
+      const name = await open('Deployment/catalog');
+      llm.hold();
+      const env = new MockActivityEnvironment();
+      const beats: unknown[] = [];
+      env.on('heartbeat', (details: unknown) => beats.push(details));
+      let answered = false;
+      const opening = (
+        env.run(withModel.drainAndTriage, { name, at: new Date().toISOString(), firstIndex: 0 }) as Promise<{
+          drained: number;
+        }>
+      ).finally(() => (answered = true));
+      await eventually(
+        async () => llm.requests.length,
+        (n) => n === 1,
+      ); // the analysis waits on the model
+
+      await enqueueSignals(name, [signal(1), signal(2)]);
+      expect(
+        await eventually(
+          () => joined(name),
+          (m) => m.length === 2,
+        ),
+      ).toEqual(['Custom joined this incident: again 1', 'Custom joined this incident: again 2']);
+      // A person resolves it while the model still thinks: what comes next says so.
+      await updateIncident(name, { state: 'Resolved', resolvedAt: new Date(), resolvedBy: 'alice' });
+      await enqueueSignals(name, [signal(3)]);
+      expect(
+        (
+          await eventually(
+            () => joined(name),
+            (m) => m.length === 3,
+          )
+        )[2],
+      ).toBe('Custom joined this incident: again 3 (arrived after resolution)');
+      expect(answered).toBe(false);
+      expect(beats).toContainEqual({ drained: 3 });
+
+      llm.release();
+      expect(await opening).toMatchObject({ drained: 3 });
+      expect(await getIncident(name)).toMatchObject({ state: 'Resolved', correlatedSignalCount: 3 });
+      expect(await queuedSignals(name, 10)).toEqual([]);
+    } finally {
+      await llm.stop();
+    }
   });
 
   it('closes a resolved incident: queued signals, the postmortem, then signals queued meanwhile', async () => {

@@ -1,5 +1,6 @@
 import { seedBuiltinRunbooks } from '../../store/runbooks';
 import { useApi } from './api';
+import { eventually } from './eventually';
 import { useWorkflowEnv, type WorkflowEnvOptions } from './temporal';
 
 /**
@@ -24,17 +25,8 @@ export async function useStack(opts: WorkflowEnvOptions = {}) {
       worker = await wf.newWorker();
       running = worker.run();
     },
-    /** Polls GET `path` until `check` passes (workflows move asynchronously). */
-    eventually: async <T>(probe: () => Promise<T>, check: (value: T) => boolean, timeoutMs = 30_000): Promise<T> => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = await probe();
-        if (check(value)) return value;
-        if (Date.now() > deadline)
-          throw new Error(`condition not met in ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    },
+    /** Polls until `check` passes (workflows move asynchronously). */
+    eventually,
     stop: async () => {
       worker.shutdown();
       await running;
