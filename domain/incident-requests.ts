@@ -29,7 +29,7 @@ export const INBOX_BATCH = 500;
  * a model's analysis may take up to its 75 s budget, and an operator watching a storm should see
  * the duplicates join within seconds, not after the triage.
  */
-export const TRIAGE_DRAIN_EVERY_MS = 2_000;
+export const TRIAGE_DRAIN_EVERY_MS = 5_000;
 
 /** The longest snooze (DESIGN §4): checked by the API and the agent, and again by the workflow. */
 export const SNOOZE_MAX_MS = 24 * 60 * 60 * 1000;
