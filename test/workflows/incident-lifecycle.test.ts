@@ -88,8 +88,12 @@ describe('incident lifecycle', () => {
       params: { memoryLimit: '768Mi' },
     });
 
-    const description = await s.client.workflow.getHandle(name).describe();
-    expect(description.typedSearchAttributes.get(INCIDENT_STATE)).toBe('Escalated');
+    // The triage's activity writes the move; the run publishes it once that activity has answered.
+    const published = await s.eventually(
+      () => s.client.workflow.getHandle(name).describe(),
+      (d) => d.typedSearchAttributes.get(INCIDENT_STATE) === 'Escalated',
+    );
+    expect(published.typedSearchAttributes.get(INCIDENT_STATE)).toBe('Escalated');
   });
 
   it('acknowledges once, snoozes with Go durations, resolves once, then writes the postmortem', async () => {
