@@ -59,15 +59,39 @@ const event = (e: TimelineEvent, suffix = '') => ({ key: idempotencyKey(suffix),
 const arrivedAfter = (resolvedAt: Date | undefined, at: Date | string) =>
   resolvedAt !== undefined && new Date(at).getTime() >= new Date(resolvedAt).getTime();
 
+/**
+ * How many of `signals` (oldest first) the record counts already. The inbox's (`byKey`) are
+ * known by their queue id: the record keeps the newest one counted, so a batch that holds it
+ * (a retry before its predecessor removed them) counts on after it, and one that does not counts
+ * all of its own, even when the caller's index is behind: a drain that counted and removed a
+ * batch but whose caller never heard (its worker lost with the activity's completion or its last
+ * heartbeat) would otherwise have its successors taken for its own. Signals told one by one, and
+ * records from before the key, go by the caller's index.
+ */
+function alreadyCounted(
+  incident: IncidentRecord,
+  signals: readonly { key: string }[],
+  firstIndex: number,
+  byKey: boolean,
+): number {
+  if (byKey && incident.lastSignalKey !== undefined)
+    return signals.findIndex((s) => s.key === incident.lastSignalKey) + 1;
+  return Math.max(0, signalCount(incident) - firstIndex);
+}
+
 async function recordSignals(
   name: string,
   signals: { key: string; signal: InboxSignal }[],
   firstIndex: number,
   afterResolution: boolean,
+  byKey = false,
 ): Promise<void> {
   const incident = await mustGet(name);
   const known = signalCount(incident);
-  const fresh = signals.slice(Math.max(0, known - firstIndex)); // a retry may find some recorded
+  const counted = alreadyCounted(incident, signals, firstIndex, byKey);
+  const fresh = signals.slice(counted);
+  /** The index of signals[0], by the record's count. */
+  const base = known - counted;
   if (fresh.length > 0) {
     const score = riskScore(
       incident.signalType,
@@ -81,6 +105,7 @@ async function recordSignals(
       {
         riskScore: score,
         lastUpdated: new Date(),
+        ...(byKey && { lastSignalKey: fresh.at(-1)!.key }),
         ...(incident.severitySource === 'risk' &&
           incident.state !== 'Resolved' && { severity: severityFromRisk(score) }),
       },
@@ -96,7 +121,7 @@ async function recordSignals(
         source: s.source === 'alertmanager' ? 'alertmanager' : 'detector',
         message: `${s.signalType} joined this incident${s.description ? `: ${s.description}` : ''}${afterResolution || arrivedAfter(incident.resolvedAt, s.at) ? ' (arrived after resolution)' : ''}`,
         ...(s.severity && { severity: s.severity as Severity }),
-        details: { signalType: s.signalType, index: firstIndex + i + 1 },
+        details: { signalType: s.signalType, index: base + i + 1 },
       },
     })),
   );
@@ -309,6 +334,7 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
       queued.map((q) => ({ key: q.id, signal: q.signal })),
       input.firstIndex,
       input.afterResolution,
+      true,
     );
     await dequeueSignals(queued.map((q) => q.id));
     return { recorded: queued.length };

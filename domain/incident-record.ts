@@ -34,6 +34,11 @@ export type IncidentRecord = {
    * every one. Absent on records written before the count existed: see signalCount.
    */
   correlatedSignalCount?: number;
+  /**
+   * The queue id of the newest inbox signal counted: a drain that finds it in its batch counts on
+   * after it, whatever index its caller passed (see recordSignals in activities/incidents.ts).
+   */
+  lastSignalKey?: string;
   analysisResult: { rootCause: string; recommendation: string; confidence: number; relatedEvents: string[] };
   insight: string;
   /** When the insight was written (the end of the analysis phase). */

@@ -224,7 +224,7 @@ export async function appendCorrelatedSignals(
   name: string,
   known: number,
   signals: IncidentRecord['correlatedSignals'],
-  set: Partial<Pick<IncidentRecord, 'riskScore' | 'severity' | 'lastUpdated'>>,
+  set: Partial<Pick<IncidentRecord, 'riskScore' | 'severity' | 'lastUpdated' | 'lastSignalKey'>>,
 ): Promise<void> {
   await IncidentModel.updateOne(
     {

@@ -39,6 +39,7 @@ const incidentSchema = new Schema(
     /** The newest CORRELATED_SIGNALS_KEPT only; the count and the timeline hold all of them. */
     correlatedSignals: { type: [correlatedSignalSchema], default: [] },
     correlatedSignalCount: { type: Number, default: 0 },
+    lastSignalKey: { type: String },
     analysisResult: {
       rootCause: { type: String, default: '' },
       recommendation: { type: String, default: '' },

@@ -257,6 +257,24 @@ describe('incident stages', () => {
     expect((await getTimeline(name)).filter((e) => e.type === 'SignalCorrelated')).toHaveLength(5);
   });
 
+  it('counts on after a drain whose answer was lost: what it recorded and removed is not taken for what came next', async () => {
+    const name = await open('Deployment/reviews');
+    const { drainSignalInbox } = createIncidentSteps({ annotationPrefix: 'foghorn.dev' });
+    const drain = (firstIndex: number) =>
+      new MockActivityEnvironment().run(drainSignalInbox, { name, firstIndex, afterResolution: false, limit: 500 });
+    await enqueueSignals(name, [signal(1), signal(2), signal(3)]);
+    expect(await drain(0)).toEqual({ recorded: 3 });
+
+    // Its caller never heard (a worker lost with the completion): the next drain starts from 0 again.
+    await enqueueSignals(name, [signal(4), signal(5)]);
+    expect(await drain(0)).toEqual({ recorded: 2 });
+    expect(await getIncident(name)).toMatchObject({ correlatedSignalCount: 5 });
+    const joined = (await getTimeline(name)).filter((e) => e.type === 'SignalCorrelated');
+    expect(joined.map((e) => [e.message, e.details?.index])).toEqual(
+      [1, 2, 3, 4, 5].map((i) => [`Custom joined this incident: again ${i}`, i]),
+    );
+  });
+
   it('records the signals that join while a slow analysis runs, as they come, and labels those after a resolution', async () => {
     const answer = {
       analysis: 'The catalog pods restart.',
