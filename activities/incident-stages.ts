@@ -41,8 +41,10 @@ export function createIncidentStageActivities(
    * Resolves as `work` does; while it runs, `drainNow` every TRIAGE_DRAIN_EVERY_MS, one at a time,
    * and the one in flight is awaited, so the count it adds is in the answer. The workflow records
    * nothing while its triage runs (no two records of signals start from the same index): these
-   * drains are what shows the signals of a slow analysis on the timeline as they come. A failed
-   * drain ends them; what it left in the inbox is recorded after the triage, as before.
+   * drains are what shows the signals of a slow model's analysis on the timeline as they come.
+   * Only while the model thinks: a triage slow for want of CPU (a storm's opening) would only
+   * be slowed further. A failed drain ends them; what it left in the inbox is recorded after the
+   * triage, as before.
    */
   async function whileDraining<T>(work: Promise<T>, drainNow: () => Promise<void>): Promise<T> {
     let settled = false;
@@ -72,9 +74,14 @@ export function createIncidentStageActivities(
    * The triage proper (see triageIncident); `analyzing` is the incident as its move to
    * `Analyzing` returned it.
    */
-  async function triage(analyzing: IncidentRecord, input: TriageInput, signal: AbortSignal): Promise<Triage | null> {
+  async function triage(
+    analyzing: IncidentRecord,
+    input: TriageInput,
+    signal: AbortSignal,
+    whileModelThinks?: <T>(answer: Promise<T>) => Promise<T>,
+  ): Promise<Triage | null> {
     const runbooks = await categoryRunbooks(analyzing);
-    const analysed = await incidents.analyze(analyzing, runbooks, signal);
+    const analysed = await incidents.analyze(analyzing, runbooks, signal, whileModelThinks);
     const { incident } = await incidents.match(analysed.incident, runbooks);
     const options = await remediation.options(incident, runbooks, analysed.insight);
     const giveUp = input.escalate ? giveUpReason(options, []) : undefined;
@@ -134,7 +141,7 @@ export function createIncidentStageActivities(
      * A new incident's opening: `Analyzing`, then the signals waiting in its inbox recorded from
      * `firstIndex` on (those that arrived before its run began: the look every run takes as it
      * starts, without an activity of its own), then the triage, recording those that join while
-     * it runs every TRIAGE_DRAIN_EVERY_MS (whileDraining). `drained`: how many it recorded;
+     * a model analyses it every TRIAGE_DRAIN_EVERY_MS (whileDraining). `drained`: how many it recorded;
      * none when the incident was resolved (or is gone) first, and its close records them. As in
      * closeIncident, a retried attempt goes on counting from what the last one recorded.
      */
@@ -152,8 +159,8 @@ export function createIncidentStageActivities(
           activity.heartbeat(progress());
         };
         await drainNow();
-        // Triaged first: `drained` grows while it runs.
-        const triaged = await whileDraining(triage(analyzing, input, signal), drainNow);
+        // Triaged first: `drained` grows while the model thinks.
+        const triaged = await triage(analyzing, input, signal, (answer) => whileDraining(answer, drainNow));
         return { drained, triage: triaged };
       }, progress);
     },

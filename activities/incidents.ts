@@ -48,11 +48,6 @@ async function mustGet(name: string): Promise<IncidentRecord> {
 const event = (e: TimelineEvent, suffix = '') => ({ key: idempotencyKey(suffix), event: e });
 
 /**
- * Joins signals to the incident: the count, the newest few inline and the risk (only if nobody
- * recorded since `firstIndex`, so a retry adds nothing twice), and one SignalCorrelated event
- * each, keyed `<name>/signal/<key>`.
- */
-/**
  * Whether a signal came after the incident's resolution by the record: a caller that cannot know
  * (a triage still draining when a person resolved the incident) still labels it right.
  */
@@ -79,6 +74,12 @@ function alreadyCounted(
   return Math.max(0, signalCount(incident) - firstIndex);
 }
 
+/**
+ * Joins signals to the incident: the count, the newest few inline and the risk (only those the
+ * record does not count yet, see alreadyCounted, so a retry adds nothing twice), and one
+ * SignalCorrelated event each, keyed `<name>/signal/<key>`. `byKey`: inbox signals, keyed by
+ * their queue id.
+ */
 async function recordSignals(
   name: string,
   signals: { key: string; signal: InboxSignal }[],
@@ -149,9 +150,15 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
   /**
    * Writes the incident's one insight (analyzeIncident's work) from a record and its category's
    * runbooks already read; `signal` aborts when the attempt is cancelled (shutdown, timeout).
-   * Returns the stored insight and the incident as its analysis left it.
+   * `whileModelThinks` wraps the wait for the model's answer (the triage records joining signals
+   * meanwhile). Returns the stored insight and the incident as its analysis left it.
    */
-  async function analyze(incident: IncidentRecord, runbooks: RunbookRecord[], signal: AbortSignal): Promise<Analysed> {
+  async function analyze(
+    incident: IncidentRecord,
+    runbooks: RunbookRecord[],
+    signal: AbortSignal,
+    whileModelThinks: <T>(answer: Promise<T>) => Promise<T> = (answer) => answer,
+  ): Promise<Analysed> {
     // A retry after the insight was stored (a crash or an outage in between) finishes the writes
     // that follow it: the insight is the commit point, everything after it is idempotent. Only
     // a retry can find one stored: a first attempt does not look (a store command fewer for every
@@ -184,7 +191,7 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
       // ends in the fallback, not in attempt timeouts retried for ever.
       const budget = AbortSignal.timeout(LLM_BUDGET_MS);
       try {
-        insight = await analyzeWithLlm(llm, ctx, AbortSignal.any([signal, budget]));
+        insight = await whileModelThinks(analyzeWithLlm(llm, ctx, AbortSignal.any([signal, budget])));
       } catch (err) {
         // Cancelled (worker shutting down, attempt timed out): let Temporal retry, don't fall back.
         if (signal.aborted) throw err;

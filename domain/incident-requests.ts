@@ -25,9 +25,9 @@ export interface AcknowledgeRequest {
 export const INBOX_BATCH = 500;
 
 /**
- * How often a new incident's triage, while it runs, records the signals that joined meanwhile:
- * a model's analysis may take up to its 75 s budget, and an operator watching a storm should see
- * the duplicates join within seconds, not after the triage.
+ * How often a new incident's triage, while a model analyses it, records the signals that joined
+ * meanwhile: the model may take up to its 75 s budget, and an operator watching a storm should
+ * see the duplicates join within seconds, not after the triage.
  */
 export const TRIAGE_DRAIN_EVERY_MS = 5_000;
 
