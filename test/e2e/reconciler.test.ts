@@ -6,6 +6,7 @@ import { saveChatMessage } from '../../store/chat';
 import { connectMongo, disconnectMongo } from '../../store/connection';
 import { DedupEntryModel, IncidentModel, ChatMessage } from '../../store/models';
 import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
+import { eventually } from '../harness/eventually';
 
 /**
  * The reconciler against the real `foghorn dev` (Temporal dev server: schedules and visibility),
@@ -42,15 +43,8 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
     });
     return { status: res.status, body: (await res.json().catch(() => undefined)) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any
   };
-  const eventually = async <T>(probe: () => Promise<T>, ok: (v: T) => boolean, ms = 90_000): Promise<T> => {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const v = await probe();
-      if (ok(v)) return v;
-      if (Date.now() > deadline) throw new Error(`not reached in ${ms} ms: ${JSON.stringify(v)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  };
+  /** Polls until `ok` holds: the reconciler's rounds take up to 90 s to repair a state. */
+  const reconciled = <T>(probe: () => Promise<T>, ok: (v: T) => boolean) => eventually(probe, ok, 90_000);
   const open = async (deployment: string) => {
     const res = await api('POST', '/incidents', {
       resource: `Deployment/${deployment}`,
@@ -64,7 +58,7 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
   };
   const state = async (name: string) => (await api('GET', `/incidents/${name}`)).body?.status?.state as string;
   const untilState = (name: string, wanted: string) =>
-    eventually(
+    reconciled(
       () => state(name),
       (s) => s === wanted,
     );
@@ -80,7 +74,7 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
     );
   };
   /** A repair is counted at the end of the reconciler's pass, a moment after its effect shows. */
-  const countedRepair = (kind: string) => eventually(repairs, (r) => (r[kind] ?? 0) >= 1);
+  const countedRepair = (kind: string) => reconciled(repairs, (r) => (r[kind] ?? 0) >= 1);
 
   it('starts the workflow of an incident whose start never happened', async () => {
     const name = await open('reference');
@@ -119,7 +113,7 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
     await api('POST', `/incidents/${name}/acknowledge`, { acknowledgedBy: 'alice' });
     await temporal.workflow.getHandle(name).terminate('test: a lost workflow');
     await backdate(name);
-    await eventually(
+    await reconciled(
       async () => (await temporal.workflow.getHandle(name).describe()).status.name,
       (s) => s === 'RUNNING',
     );
@@ -136,7 +130,7 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
     await untilState(name, 'Escalated');
     expect((await api('POST', `/incidents/${name}/resolve?namespace=rec`, { resolution: 'done' })).status).toBe(200);
     await DedupEntryModel.create({ _id: 'local/rec/Deployment/resolved', incident: name, createdAt: new Date(0) });
-    await eventually(
+    await reconciled(
       () => DedupEntryModel.countDocuments({ _id: 'local/rec/Deployment/resolved' }),
       (n) => n === 0,
     );
@@ -149,7 +143,7 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
     const name = await open('orphan');
     await untilState(name, 'Escalated');
     await IncidentModel.deleteOne({ name });
-    const back = await eventually(
+    const back = await reconciled(
       () => api('GET', `/incidents/${name}`),
       (r) => r.status === 200,
     );
@@ -166,7 +160,7 @@ describe('reconciler (foghorn dev, schedule every 2s)', () => {
       { messageId: 'msg-reconciled-1', chatId: 'rec-chat', text: '/help' },
       new Date(Date.now() - 60_000),
     );
-    await eventually(
+    await reconciled(
       () => ChatMessage.findOne({ messageId: 'msg-reconciled-1' }).lean(),
       (m) => m?.status === 'done',
     );
