@@ -1,4 +1,4 @@
-import { temporal } from '@temporalio/proto';
+import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { useLlmServer } from '../harness/llm-server';
 import { useStack } from '../harness/stack';
 
@@ -53,15 +53,22 @@ describe('a MongoDB outage during analysis', () => {
     const mongo = s.mongo.server.child;
     const startedAt = await s.wf.env.currentTimeMs();
     process.kill(mongo.pid!, 'SIGSTOP');
+    let during: WorkflowExecutionDescription | undefined;
     try {
       llm.release(); // the model answers; writing the insight now fails
       await s.wf.env.sleep(OUTAGE_MS);
+      during = await s.client.workflow.getHandle(name).describe(); // Temporal's answer, not the store's
     } finally {
       process.kill(mongo.pid!, 'SIGCONT');
     }
     expect((await s.wf.env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(OUTAGE_MS);
-    // Still running: with a cap on attempts the workflow had failed for good by now.
-    expect((await s.client.workflow.getHandle(name).describe()).status.name).toBe('RUNNING');
+    // Still running, its triage still being retried as the outage ends: with the old cap of 5
+    // attempts the workflow had failed for good after about a minute. Asked of Temporal while the
+    // store is still down: read from the history afterwards, the time-skipping server once gave
+    // no ActivityTaskStarted for the completed triage (CI, stop 44), so no attempt to check.
+    expect(during!.status.name).toBe('RUNNING');
+    const triage = during!.raw.pendingActivities?.find((a) => a.activityType?.name === 'drainAndTriage');
+    expect(triage?.attempt).toBeGreaterThan(5);
 
     const escalated = await s.eventually(
       () => get(`/incidents/${name}`),
@@ -75,19 +82,6 @@ describe('a MongoDB outage during analysis', () => {
     const lifecycle = events.filter((e) => e.type !== 'Notification');
     expect(lifecycle.map((e) => e.type)).toEqual(['Detection', 'Analysis', 'Analysis', 'RunbookMatch', 'Escalation']);
     expect(lifecycle[2].details).toMatchObject({ provider: 'openai-compatible', confidence: 0.8 });
-
-    // The analysis activity kept being retried through the outage (the old cap of 5 attempts
-    // failed the workflow after about a minute).
-    const history = await s.client.workflow.getHandle(name).fetchHistory();
-    const scheduled = history.events!.find(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'drainAndTriage',
-    )!;
-    const started = history.events!.find(
-      (e) =>
-        e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
-        Number(e.activityTaskStartedEventAttributes?.scheduledEventId) === Number(scheduled.eventId),
-    )!;
-    expect(started.activityTaskStartedEventAttributes!.attempt).toBeGreaterThan(5);
 
     const ack = await s.call('POST', `/incidents/${name}/acknowledge`, {
       token: s.tokens.operator,
