@@ -5,7 +5,7 @@ import { INBOX_BATCH, TRIAGE_DRAIN_EVERY_MS } from '../domain/incident-requests'
 import { chooseStrategy, giveUpReason, type RemediationOptions } from '../domain/remediation';
 import type { PreparedPlan } from '../domain/remediation-plan';
 import { withHeartbeat } from './context';
-import { categoryRunbooks, type IncidentSteps } from './incidents';
+import { categoryRunbooks, type IncidentSteps, type WhileModelThinks } from './incidents';
 import type { Endpoint, EscalationSteps } from './notifications';
 import type { createPostmortemActivities } from './postmortem';
 import type { createRemediationSteps } from './remediation';
@@ -78,7 +78,7 @@ export function createIncidentStageActivities(
     analyzing: IncidentRecord,
     input: TriageInput,
     signal: AbortSignal,
-    whileModelThinks?: <T>(answer: Promise<T>) => Promise<T>,
+    whileModelThinks?: WhileModelThinks,
   ): Promise<Triage | null> {
     const runbooks = await categoryRunbooks(analyzing);
     const analysed = await incidents.analyze(analyzing, runbooks, signal, whileModelThinks);

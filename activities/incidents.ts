@@ -47,6 +47,9 @@ async function mustGet(name: string): Promise<IncidentRecord> {
 
 const event = (e: TimelineEvent, suffix = '') => ({ key: idempotencyKey(suffix), event: e });
 
+/** Wraps the wait for a model's answer: what the caller does meanwhile (see analyze). */
+export type WhileModelThinks = <T>(answer: Promise<T>) => Promise<T>;
+
 /**
  * Whether a signal came after the incident's resolution by the record: a caller that cannot know
  * (a triage still draining when a person resolved the incident) still labels it right.
@@ -157,7 +160,7 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
     incident: IncidentRecord,
     runbooks: RunbookRecord[],
     signal: AbortSignal,
-    whileModelThinks: <T>(answer: Promise<T>) => Promise<T> = (answer) => answer,
+    whileModelThinks: WhileModelThinks = (answer) => answer,
   ): Promise<Analysed> {
     // A retry after the insight was stored (a crash or an outage in between) finishes the writes
     // that follow it: the insight is the commit point, everything after it is idempotent. Only
