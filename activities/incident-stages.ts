@@ -154,9 +154,11 @@ export function createIncidentStageActivities(
       return withHeartbeat(async (signal) => {
         const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
         if (!analyzing) return { drained, triage: null };
+        // A count that grew is sent at once: a retry goes on from it (nothing to send when none did).
         const drainNow = async () => {
-          drained += await drain(input.name, input.firstIndex + drained, false);
-          activity.heartbeat(progress());
+          const recorded = await drain(input.name, input.firstIndex + drained, false);
+          drained += recorded;
+          if (recorded > 0) activity.heartbeat(progress());
         };
         await drainNow();
         // Triaged first: `drained` grows while the model thinks.
@@ -181,8 +183,9 @@ export function createIncidentStageActivities(
       let recorded = (activity.info.heartbeatDetails as { recorded?: number } | undefined)?.recorded ?? 0;
       const progress = () => ({ recorded });
       return withHeartbeat(async () => {
+        const before = recorded;
         recorded += await drain(input.name, input.firstIndex + recorded);
-        activity.heartbeat(progress());
+        if (recorded > before) activity.heartbeat(progress());
         const postmortem = await postmortems.generatePostmortem({ incident: input.name });
         recorded += await drain(input.name, input.firstIndex + recorded);
         return { recorded, postmortem };
