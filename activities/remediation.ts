@@ -22,6 +22,7 @@ import {
   type Strategy,
 } from '../domain/remediation';
 import {
+  firstState,
   publicStep,
   type KubeStepInput,
   type PreparedPlan,
@@ -246,7 +247,13 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
       strategy: strategyText(strategy),
       strategyKind: strategy.kind,
       runbook: runbook?.name ?? '',
-      state: rendered.ok ? 'Pending' : 'Failed',
+      // Made in its first state: a plan that needs no approval is Executing from the start, as its
+      // workflow's search attributes say, and the workflow does not write it again.
+      state: firstState({
+        problem: !rendered.ok,
+        approvalRequired: need.required,
+        agentic: strategy.kind === 'agentic',
+      }),
       result: rendered.ok ? '' : rendered.problem,
       agenticMode: strategy.kind === 'agentic',
       agenticStepCount: 0,
@@ -278,6 +285,7 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
         publicStep({ type, params, description } as RunbookAction),
       ),
       ...(plan.state === 'Failed' && { problem: plan.result }),
+      ...(plan.state === 'Executing' && { recordedExecuting: true }),
       riskScore: plan.riskScore,
       incidentRisk: incident.riskScore,
       approval: {
@@ -394,7 +402,10 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       return resolveStepOnce(plan.name, input.index, resolved);
     },
 
-    /** One step done (or failed): the plan, `ActionExecuted`, and audit `remediation.execute` by system. */
+    /**
+     * One step done (or failed): the plan, `ActionExecuted`, and audit `remediation.execute` by
+     * system. `then`: the plan's next state, written with the step (its last step's, Verifying).
+     */
     async recordStep(input: {
       plan: string;
       index: number;
@@ -402,11 +413,12 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       result: string;
       params: Record<string, unknown>;
       type: string;
+      then?: PlanState;
     }): Promise<void> {
       const at = new Date();
       const undo = input.outcome === 'undone';
       const stepNo = input.index + 1;
-      const plan = await recordStepOutcome(input.plan, input.index, input.outcome, input.result);
+      const plan = await recordStepOutcome(input.plan, input.index, input.outcome, input.result, input.then);
       if (!plan) throw new Error(`remediation plan ${input.plan} does not exist`);
       const suffix = undo ? `undo/${input.index}` : `step/${input.index}`;
       const params = redact(input.params); // what people read: never a credential

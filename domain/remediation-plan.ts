@@ -33,6 +33,11 @@ export interface PreparedPlan {
   actions: RunbookAction[];
   /** Set when the plan cannot start (a missing template parameter): it is already Failed. */
   problem?: string;
+  /**
+   * Its record was made `Executing`, its first move (plans are made so since release-28): its
+   * workflow does not write that state again. Absent from plans made before.
+   */
+  recordedExecuting?: boolean;
   riskScore: number;
   incidentRisk: number;
   approval: { required: boolean; reasons: string[]; requiredRole: UserRole };
@@ -47,7 +52,23 @@ export interface PreparedPlan {
  * state in its search attributes instead of upserting it in its first task.
  */
 export function startsExecuting(plan: PreparedPlan): boolean {
-  return !plan.problem && !(plan.approval.required && !plan.agentic);
+  return (
+    firstState({ problem: !!plan.problem, approvalRequired: plan.approval.required, agentic: plan.agentic }) ===
+    'Executing'
+  );
+}
+
+/**
+ * A plan's first state: `Failed` when it cannot start, `Pending` while a person must approve it
+ * first (an agentic plan asks per action, later), else `Executing`.
+ */
+export function firstState(plan: {
+  problem: boolean;
+  approvalRequired: boolean;
+  agentic: boolean;
+}): 'Failed' | 'Pending' | 'Executing' {
+  if (plan.problem) return 'Failed';
+  return plan.approvalRequired && !plan.agentic ? 'Pending' : 'Executing';
 }
 
 /** What a plan's verification found: passed or not, what was checked and seen, in one line. */

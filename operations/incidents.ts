@@ -332,7 +332,8 @@ function workflowOptions(ops: IncidentOps, incident: IncidentRecord) {
     args: [workflowInput(incident)] as [IncidentWorkflowInput],
     typedSearchAttributes: [
       { key: INCIDENT, value: incident.name },
-      { key: INCIDENT_STATE, value: incident.state },
+      // A new incident's run moves it to Analyzing first: said at its start, not upserted by it.
+      { key: INCIDENT_STATE, value: incident.state === 'Detected' ? 'Analyzing' : incident.state },
       { key: SEVERITY, value: incident.severity },
       { key: NAMESPACE, value: incident.namespace },
       { key: RESOURCE, value: incident.resource },

@@ -93,17 +93,27 @@ export async function resolveStepOnce<T>(name: string, index: number, resolved: 
 /** What a plan's bookkeeping names it by: fields set when it is made and never changed. */
 export type PlanIdentity = Pick<PlanRecord, 'name' | 'issueRef' | 'namespace' | 'runbook'>;
 
-/** Writes what step `index` did; the plan's identity, undefined when there is no such plan. */
+/**
+ * Writes what step `index` did, and the plan's move to `state` with it (the move after its last
+ * step); the plan's identity, undefined when there is no such plan.
+ */
 export async function recordStepOutcome(
   name: string,
   index: number,
   outcome: NonNullable<PlanAction['outcome']>,
   result: string,
+  state?: PlanState,
 ): Promise<PlanIdentity | undefined> {
   return (
     (await RemediationPlanModel.findOneAndUpdate(
       { name },
-      { $set: { [`actions.${index}.outcome`]: outcome, [`actions.${index}.result`]: result } },
+      {
+        $set: {
+          [`actions.${index}.outcome`]: outcome,
+          [`actions.${index}.result`]: result,
+          ...(state && { state }),
+        },
+      },
       { projection: { _id: 0, name: 1, issueRef: 1, namespace: 1, runbook: 1 } },
     ).lean<PlanIdentity>()) ?? undefined
   );

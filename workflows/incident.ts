@@ -67,7 +67,9 @@ import {
   RELEASE_19,
   RELEASE_24,
   RELEASE_25,
+  RELEASE_28,
   sinceRelease,
+  STARTED_ANALYZING,
   TELL_STARTED_PLAN,
   TRIAGE_DRAINS_INBOX,
 } from './release';
@@ -128,7 +130,7 @@ export interface IncidentWorkflowInput {
  * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
-  const release = sinceRelease(RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14);
+  const release = sinceRelease(RELEASE_28, RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14);
   const { name } = input;
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];
@@ -330,9 +332,11 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
 
   if (input.carried?.pastTriage) publish();
   else if (release.has(ONE_STEP_TRIAGE)) {
-    // The triage activity writes Analyzing first: the search attributes say so from its start.
+    // The triage activity writes Analyzing first: the search attributes say so from its start,
+    // given by its starter since release-28 (else published now).
+    const saidAtStart = workflowInfo().typedSearchAttributes.get(INCIDENT_STATE) === 'Analyzing';
     if (!resolved()) live.state = 'Analyzing';
-    publish();
+    if (!(saidAtStart && release.has(STARTED_ANALYZING))) publish();
     const prepareFirstPlan = release.has(TRIAGE_PREPARES_PLAN);
     const triageInput = {
       name,

@@ -53,3 +53,15 @@ export const RELEASE_24: Release = {
 export const TELL_STARTED_PLAN = 'tell-started-plan';
 /** The twenty-fifth pass's release of the incident workflow. */
 export const RELEASE_25: Release = { name: 'release-25', patches: [TELL_STARTED_PLAN] };
+
+/** Plans before this change wrote `Executing` themselves; newer ones whose record was made `Executing` do not. */
+export const PLAN_MADE_EXECUTING = 'plan-made-executing';
+/** Plans before this change wrote `Verifying` in a local activity of its own; newer ones with their last step's record. */
+export const VERIFYING_WITH_LAST_STEP = 'verifying-with-last-step';
+/** Incident runs before this change said `Analyzing` in their first task; newer ones started with it in their search attributes do not. */
+export const STARTED_ANALYZING = 'started-analyzing';
+/** The twenty-eighth pass's release of the incident and remediation workflows. */
+export const RELEASE_28: Release = {
+  name: 'release-28',
+  patches: [PLAN_MADE_EXECUTING, VERIFYING_WITH_LAST_STEP, STARTED_ANALYZING],
+};

@@ -53,7 +53,15 @@ import { failureText } from './failure-text';
 import { signalJoinedSignal, sourceResolvedSignal } from './remediation-messages';
 import { INCIDENT, NAMESPACE, REMEDIATION_STATE, RESOURCE } from './search-attributes';
 import { PATIENT_RETRY, STORE_CALL_OPTIONS } from './store-options';
-import { LOCAL_HTTP_STEPS, RELEASE_14, RELEASE_24, sinceRelease } from './release';
+import {
+  LOCAL_HTTP_STEPS,
+  PLAN_MADE_EXECUTING,
+  RELEASE_14,
+  RELEASE_24,
+  RELEASE_28,
+  sinceRelease,
+  VERIFYING_WITH_LAST_STEP,
+} from './release';
 
 type KubeActionActivities = ReturnType<typeof createKubeActionActivities>;
 type KubeReadActivities = ReturnType<typeof createKubeReadActivities>;
@@ -137,7 +145,7 @@ interface Executed {
  * Cancelled (a person resolved the incident) it stops after the step in flight and records so.
  */
 export async function remediationWorkflow({ plan }: RemediationWorkflowInput): Promise<RemediationOutcome> {
-  const release = sinceRelease(RELEASE_24, RELEASE_14);
+  const release = sinceRelease(RELEASE_28, RELEASE_24, RELEASE_14);
   let state: PlanState = 'Pending';
   let joined = 0;
   let fixedAt = new Date().toISOString();
@@ -158,8 +166,9 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     ]);
   /** The state its start said (`Executing` when that is its first move, since release-24): not said again. */
   let published = workflowInfo().typedSearchAttributes.get(REMEDIATION_STATE);
-  const moveTo = async (next: PlanState, approval?: string) => {
-    await book.setPlanState({ plan: plan.name, state: next, ...(approval && { approval }) });
+  /** `recorded`: the record says `next` already (made so, or written with the last step). */
+  const moveTo = async (next: PlanState, approval?: string, recorded = false) => {
+    if (!recorded) await book.setPlanState({ plan: plan.name, state: next, ...(approval && { approval }) });
     state = next;
     if (published !== next) publish();
     published = undefined;
@@ -201,8 +210,10 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
           ...(sourceCleared && decision.status === 'expired' ? { sourceResolved: true } : {}),
         });
     }
-    await moveTo('Executing');
+    await moveTo('Executing', undefined, !!plan.recordedExecuting && release.has(PLAN_MADE_EXECUTING));
 
+    /** The move to Verifying rides with the last step's record: one write and one local activity fewer. */
+    let verifyingRecorded = false;
     if (plan.agentic) {
       const end = await agenticLoop();
       if (end.kind === 'stop') return await finish(...(await failAndUndo(end.result)));
@@ -213,21 +224,25 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
           ...(sourceCleared && end.status === 'expired' ? { sourceResolved: true } : {}),
         });
     } else {
+      const last = plan.actions.length - 1;
+      const verifyingWithLast = last >= 0 && release.has(VERIFYING_WITH_LAST_STEP);
       for (const [index, action] of plan.actions.entries()) {
         // Steps that change things finish once started (nonCancellable); a cancel is seen between
         // them. A Wait changes nothing: it is cut short.
         if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('the plan was cancelled');
+        const then = index === last && verifyingWithLast ? 'Verifying' : undefined;
         try {
-          if (action.type === 'Wait') await runStep(index, action);
-          else await CancellationScope.nonCancellable(() => runStep(index, action));
+          if (action.type === 'Wait') await runStep(index, action, then);
+          else await CancellationScope.nonCancellable(() => runStep(index, action, then));
         } catch (err) {
           if (isCancellation(err)) throw err;
           return await finish(...(await failAndUndo(`step ${index + 1} ${action.type} failed: ${failureText(err)}`)));
         }
       }
+      verifyingRecorded = verifyingWithLast;
     }
 
-    await moveTo('Verifying');
+    await moveTo('Verifying', undefined, verifyingRecorded);
     let verdict: Verdict;
     try {
       verdict = await verification();
@@ -353,8 +368,11 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     return { ...outcome, name: request.name };
   }
 
-  /** Runs step `index`, writes `ActionExecuted` + audit; throws when the step failed. */
-  async function runStep(index: number, action: RunbookAction): Promise<string> {
+  /**
+   * Runs step `index`, writes `ActionExecuted` + audit (and the plan's move to `then` when it
+   * succeeded); throws when the step failed.
+   */
+  async function runStep(index: number, action: RunbookAction, then?: PlanState): Promise<string> {
     const params = action.params as Record<string, unknown>;
     let result: string;
     try {
@@ -370,7 +388,15 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       });
       throw err;
     }
-    await book.recordStep({ plan: plan.name, index, outcome: 'ok', result, params, type: action.type });
+    await book.recordStep({
+      plan: plan.name,
+      index,
+      outcome: 'ok',
+      result,
+      params,
+      type: action.type,
+      ...(then && { then }),
+    });
     return result;
   }
 

@@ -1,5 +1,5 @@
 import type { temporal } from '@temporalio/proto';
-import { REMEDIATION_STATE } from '../../workflows/search-attributes';
+import { INCIDENT_STATE, REMEDIATION_STATE } from '../../workflows/search-attributes';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -20,21 +20,26 @@ export function localActivityMarkers(events: HistoryEvent[]): LocalActivityMarke
 
 type IndexedFields = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
 
-/** A plan's state as search attributes carry it: at its start (`events[0]`) or in an upsert. */
-function remediationStateIn(fields: IndexedFields): string | undefined {
-  const data = fields?.[REMEDIATION_STATE.name]?.data;
+/** A state as search attributes carry it: at its start (`events[0]`) or in an upsert. */
+function stateIn(key: string, fields: IndexedFields): string | undefined {
+  const data = fields?.[key]?.data;
   return data ? (JSON.parse(Buffer.from(data).toString()) as string) : undefined;
 }
 
-/** The plan state a run started with, and the states it upserted, in order. */
-export function remediationStates(events: HistoryEvent[]): { started?: string; upserted: string[] } {
+/** The state (search attribute `key`) a run started with, and the states it upserted, in order. */
+function states(key: string, events: HistoryEvent[]): { started?: string; upserted: string[] } {
   return {
-    started: remediationStateIn(events[0]?.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields),
+    started: stateIn(key, events[0]?.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields),
     upserted: events.flatMap(
-      (e) => remediationStateIn(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields) ?? [],
+      (e) => stateIn(key, e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields) ?? [],
     ),
   };
 }
+
+/** The plan state a run started with, and the states it upserted, in order. */
+export const remediationStates = (events: HistoryEvent[]) => states(REMEDIATION_STATE.name, events);
+/** The incident state a run started with, and the states it upserted, in order. */
+export const incidentStates = (events: HistoryEvent[]) => states(INCIDENT_STATE.name, events);
 
 /**
  * The signals a run sent to its child `child`, each with whether the child had started by then

@@ -3,14 +3,18 @@ import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
-import { localActivityMarkers, remediationStates } from '../harness/history';
+import { incidentStates, localActivityMarkers, remediationStates } from '../harness/history';
 import {
   LOCAL_HTTP_STEPS,
+  PLAN_MADE_EXECUTING,
   RELEASE_14,
   RELEASE_19,
   RELEASE_24,
   RELEASE_25,
+  RELEASE_28,
+  STARTED_ANALYZING,
   TRIAGE_DRAINS_INBOX,
+  VERIFYING_WITH_LAST_STEP,
 } from '../../workflows/release';
 
 /**
@@ -30,7 +34,7 @@ const patchIds = (events: temporal.api.history.v1.IHistoryEvent[]) =>
   });
 
 /** The releases, newest first (workflows/release.ts). */
-const RELEASES = [RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14];
+const RELEASES = [RELEASE_28, RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14];
 /**
  * Whether a run took `patch`: its own marker, or that of the release it started on, which stands
  * for every patch but those of the releases after it.
@@ -136,8 +140,10 @@ describe('replay of recorded histories', () => {
       ['incidentWorkflow', RELEASE_19],
       ['incidentWorkflow', RELEASE_24],
       ['incidentWorkflow', RELEASE_25],
+      ['incidentWorkflow', RELEASE_28],
       ['remediationWorkflow', RELEASE_14],
       ['remediationWorkflow', RELEASE_24],
+      ['remediationWorkflow', RELEASE_28],
     ] as const) {
       const released = completedRuns(type).filter((events) => patchIds(events).includes(release.name));
       expect(released.length).toBeGreaterThan(0);
@@ -181,6 +187,41 @@ describe('replay of recorded histories', () => {
     expect(executing.length).toBeGreaterThan(0);
     expect(plans.filter((states) => states.started === 'Pending').length).toBeGreaterThan(0);
     for (const states of executing) expect(states.upserted).not.toContain('Executing');
+  });
+
+  it('has completed plan histories of both bookkeepings of its moves: a write each, and with its record and last step', () => {
+    // Runbook plans that ran their steps with local bookkeeping (the shape release-28 changed).
+    const plans = completedRuns('remediationWorkflow').filter(
+      (events) => took(events, 'local-plan-bookkeeping') && remediationStates(events).upserted.includes('Verifying'),
+    );
+    const moves = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+      localActivityMarkers(events).filter((m) => m.activity_type === 'setPlanState').length;
+    const fewer = plans.filter((events) => took(events, VERIFYING_WITH_LAST_STEP));
+    expect(fewer.length).toBeGreaterThan(0);
+    expect(plans.length).toBeGreaterThan(fewer.length);
+    for (const events of plans.filter((e) => !took(e, VERIFYING_WITH_LAST_STEP))) expect(moves(events)).toBe(2);
+    for (const events of fewer) {
+      expect(took(events, PLAN_MADE_EXECUTING)).toBe(true);
+      expect(moves(events)).toBe(0); // Executing made with the record, Verifying with the last step
+    }
+  });
+
+  it('has new incident histories of both first tasks: Analyzing upserted, and said by its start', () => {
+    const triaged = files
+      .map((f) => load(f).events)
+      .filter((events) => activities(events)[0] === 'drainAndTriage')
+      .map((events) => ({ events, states: incidentStates(events) }));
+    const saidAtStart = triaged.filter(({ events }) => took(events, STARTED_ANALYZING));
+    expect(saidAtStart.length).toBeGreaterThan(0);
+    expect(triaged.length).toBeGreaterThan(saidAtStart.length);
+    for (const { states } of saidAtStart) {
+      expect(states.started).toBe('Analyzing');
+      expect(states.upserted[0]).not.toBe('Analyzing');
+    }
+    for (const { states } of triaged.filter(({ events }) => !took(events, STARTED_ANALYZING))) {
+      expect(states.started).toBe('Detected');
+      expect(states.upserted[0]).toBe('Analyzing');
+    }
   });
 
   it('has escalated incident histories of both escalations: activities of their own, and in the triage', () => {

@@ -1,7 +1,7 @@
 import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
 import { createRunbook, deleteRunbook } from '../../store/runbooks';
 import { REMEDIATION_STATE } from '../../workflows/search-attributes';
-import { localActivityMarkers, remediationStates } from '../harness/history';
+import { incidentStates, localActivityMarkers, remediationStates } from '../harness/history';
 import { useStack } from '../harness/stack';
 import { useStepReceiver, type ReceivedRequest } from '../harness/step-receiver';
 
@@ -165,6 +165,18 @@ describe('runbook remediation without a cluster', () => {
     expect(httpSteps).toHaveLength(1);
     // It started Executing (its first move, said by the incident at its start): not upserted again.
     expect(remediationStates(history)).toEqual({ started: 'Executing', upserted: ['Verifying', 'Completed'] });
+    // Release-28: its record was made Executing, and Verifying rode with the last step's record,
+    // so neither was a write of its own; the record still went through both.
+    expect(localActivityMarkers(history).map((m) => m.activity_type)).toEqual([
+      'runHttpPlanStep',
+      'recordStep',
+      'recordStep',
+      'finishPlan',
+    ]);
+    expect(plan.actions.map((a: Json) => a.outcome)).toEqual(['ok', 'ok']);
+    // The incident started Analyzing (said by its starter): its first upsert is Remediating.
+    const incidentHistory = (await s.client.workflow.getHandle(name).fetchHistory()).events ?? [];
+    expect(incidentStates(incidentHistory)).toEqual({ started: 'Analyzing', upserted: ['Remediating', 'Resolved'] });
   });
 
   it("a step answered 503 is retried inside its local activity, after the receiver's Retry-After, with the same key", async () => {
