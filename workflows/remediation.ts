@@ -212,8 +212,8 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     }
     await moveTo('Executing', undefined, !!plan.recordedExecuting && release.has(PLAN_MADE_EXECUTING));
 
-    /** The move to Verifying rides with the last step's record: one write and one local activity fewer. */
-    let verifyingRecorded = false;
+    /** A runbook's move to Verifying rides with its last step's record: one write and one local activity fewer. */
+    const verifyingWithLast = !plan.agentic && plan.actions.length > 0 && release.has(VERIFYING_WITH_LAST_STEP);
     if (plan.agentic) {
       const end = await agenticLoop();
       if (end.kind === 'stop') return await finish(...(await failAndUndo(end.result)));
@@ -224,13 +224,11 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
           ...(sourceCleared && end.status === 'expired' ? { sourceResolved: true } : {}),
         });
     } else {
-      const last = plan.actions.length - 1;
-      const verifyingWithLast = last >= 0 && release.has(VERIFYING_WITH_LAST_STEP);
       for (const [index, action] of plan.actions.entries()) {
         // Steps that change things finish once started (nonCancellable); a cancel is seen between
         // them. A Wait changes nothing: it is cut short.
         if (CancellationScope.current().consideredCancelled) throw new CancelledFailure('the plan was cancelled');
-        const then = index === last && verifyingWithLast ? 'Verifying' : undefined;
+        const then = verifyingWithLast && index === plan.actions.length - 1 ? 'Verifying' : undefined;
         try {
           if (action.type === 'Wait') await runStep(index, action, then);
           else await CancellationScope.nonCancellable(() => runStep(index, action, then));
@@ -239,10 +237,9 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
           return await finish(...(await failAndUndo(`step ${index + 1} ${action.type} failed: ${failureText(err)}`)));
         }
       }
-      verifyingRecorded = verifyingWithLast;
     }
 
-    await moveTo('Verifying', undefined, verifyingRecorded);
+    await moveTo('Verifying', undefined, verifyingWithLast);
     let verdict: Verdict;
     try {
       verdict = await verification();
