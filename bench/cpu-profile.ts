@@ -2,10 +2,13 @@
  * Where a stack's CPU goes, function by function, from a system-wide `perf` recording: every
  * process's share of the samples, then each large one's hottest functions, by self time and by
  * inclusive time. Go frames (the Temporal CLI ships stripped of its symbol table) are named from
- * the binary's own line table with `go tool addr2line`; Node frames by perf itself from the
- * `/tmp/perf-<pid>.map` files Node writes with `--perf-basic-prof`. A diagnostic, not a test.
+ * the binary's own line table with `go tool addr2line`; Node's and Java's compiled frames by perf
+ * itself, from the `/tmp/perf-<pid>.map` files Node writes with `--perf-basic-prof` and the JVM
+ * with `-XX:+DumpPerfMapAtExit` (as it exits: read the recording after the stack has stopped).
+ * A diagnostic, not a test.
  *
- *   NODE_OPTIONS=--perf-basic-prof npx ts-node --transpile-only bench/remediation.ts burst 50 2 50 &
+ *   export NODE_OPTIONS=--perf-basic-prof JAVA_TOOL_OPTIONS='-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit'
+ *   npx ts-node --transpile-only bench/remediation.ts burst 50 2 50 &
  *   sleep 14; perf record -a -g -F 299 -o /tmp/burst.perf -- sleep 22
  *   npx ts-node --transpile-only bench/cpu-profile.ts /tmp/burst.perf [--time=START,END] [--top=25] [--min=5]
  *
