@@ -149,7 +149,9 @@ function report(samples: Sample[]): void {
 }
 
 async function main() {
-  if (!FILE) throw new Error('usage: bench/cpu-profile.ts <perf.data> [--time=START,END] [--top=N] [--min=P]');
+  if (!FILE)
+    throw new Error('usage: bench/cpu-profile.ts <perf.data> [--time=START,END] [--top=N] [--min=P] [--grep=REGEX]');
+  if (spawnSync('perf', ['--version']).error) throw new Error('perf is not installed (Debian: apt install linux-perf)');
   const samples = await readSamples(FILE);
   if (samples.length === 0) throw new Error(`no samples in ${FILE}${TIME ? ` within ${TIME}` : ''}`);
   nameGoFrames(samples);
