@@ -21,9 +21,8 @@
 import { spawn, spawnSync } from 'child_process';
 import { closeSync, openSync, readSync } from 'fs';
 import { createInterface } from 'readline';
+import { flag, positional } from './args';
 
-const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const FILE = positional[0];
 const TOP = Number(flag('top') ?? 25);
 const MIN_PERCENT = Number(flag('min') ?? 5);

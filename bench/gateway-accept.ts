@@ -32,9 +32,8 @@ import { webhookEnv } from './fixtures';
 import { freePort } from '../test/harness/ports';
 import { procStat } from './processes';
 import { summary } from './stats';
+import { flag, positional } from './args';
 
-const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const REQUESTS = Number(positional[0] ?? 2000);
 const CHATS = Number(positional[1] ?? 100);
 const LEVELS = (flag('levels') ?? '50,500').split(',').map(Number);

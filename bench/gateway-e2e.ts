@@ -21,8 +21,8 @@ import { firingAlert, webhookEnv } from './fixtures';
 import { freePort } from '../test/harness/ports';
 import { percentile } from './stats';
 import { chatWorkflowId } from '../workflows/chat-messages';
+import { positional } from './args';
 
-const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const SEQUENTIAL = Number(positional[0] ?? 30);
 const CHATS = Number(positional[1] ?? 20);
 const PER_CHAT = Number(positional[2] ?? 4);

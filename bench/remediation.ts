@@ -24,15 +24,15 @@ import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/h
 import type { CommandCounts } from '../store/command-counts';
 import { cpuBetween, cpuTotal, showCpu, stackCpu, stackProcesses } from './processes';
 import { percentile, runConcurrently } from './stats';
+import { flag, positional } from './args';
 
-const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const MODE = positional[0] ?? 'all';
 const COUNT = Number(positional[1] ?? 50);
 const PER_SECOND = Number(positional[2] ?? 2);
 const BURSTS = (positional[3] ?? '100,200').split(',').map(Number);
 const BURST_SENDERS = 32;
 /** `--warm=N`: a burst of N incidents, settled and not measured, before each measured burst. */
-const WARM = Number(process.argv.find((a) => a.startsWith('--warm='))?.slice('--warm='.length) ?? 0);
+const WARM = Number(flag('warm') ?? 0);
 const PHASES = process.argv.includes('--phases');
 const COMMANDS = process.argv.includes('--commands');
 /** The runbook's own time: Wait 1s + verification window 5s. */

@@ -36,11 +36,11 @@ import { freePort } from '../../test/harness/ports';
 import { devEnv, descendants, startDev, stopDev, waitReady, type DevProcess } from '../../test/harness/dev-process';
 import { procStat } from '../processes';
 import { summary } from '../stats';
+import { positional } from '../args';
 
 // ------------------------------------------------------------------------------------------------
 // Arguments
 // ------------------------------------------------------------------------------------------------
-const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const flags = new Map(
   process.argv
     .slice(2)
