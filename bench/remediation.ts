@@ -13,6 +13,7 @@
  *       [--phases]  (also: where an incident's time goes, from its timeline's events)
  *       [--commands]  (burst: the store commands each process sent per incident, by command and collection;
  *                     the API's include the benchmark's own polling of the lists)
+ *       [--events]  (burst: Temporal's work per incident: workflows by type, history events by type)
  * A burst also prints each process's CPU seconds from its first post until it settled.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
@@ -20,6 +21,7 @@ import http from 'http';
 import type { AddressInfo } from 'net';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
+import { Client, Connection } from '@temporalio/client';
 import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
 import type { CommandCounts } from '../store/command-counts';
 import { cpuBetween, cpuTotal, showCpu, stackCpu, stackProcesses } from './processes';
@@ -35,6 +37,7 @@ const BURST_SENDERS = 32;
 const WARM = Number(flag('warm') ?? 0);
 const PHASES = process.argv.includes('--phases');
 const COMMANDS = process.argv.includes('--commands');
+const EVENTS = process.argv.includes('--events');
 /** The runbook's own time: Wait 1s + verification window 5s. */
 const FLOOR_MS = 6_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
@@ -50,6 +53,8 @@ interface Stack {
   listener: http.Server;
   /** Idempotency-Key of every request the runbook's step sent. */
   hits: string[];
+  /** The embedded Temporal's address (`--events`). */
+  temporal: string;
   call: (method: string, p: string, body?: unknown) => Promise<{ status: number; body: Json }>;
 }
 
@@ -64,8 +69,9 @@ async function startStack(): Promise<Stack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-remediation-'));
   const countsDir = path.join(dataDir, 'store-commands');
   if (COMMANDS) mkdirSync(countsDir);
+  const env = await devEnv(dataDir);
   const dev = await startDev({
-    ...(await devEnv(dataDir)),
+    ...env,
     ...(COMMANDS && { FOGHORN_STORE_COMMAND_COUNTS: countsDir }),
     FOGHORN_RATE_LIMIT: '1000000',
     FOGHORN_LLM_BASE_URL: '', // the rules analyzer; no agentic strategy
@@ -80,7 +86,8 @@ async function startStack(): Promise<Stack> {
     });
     return { status: res.status, body: (await res.json()) as Json };
   };
-  const stack: Stack = (current = { dev, dataDir, countsDir, listener, hits, call });
+  const temporal = `127.0.0.1:${env.FOGHORN_TEMPORAL_PORT}`;
+  const stack: Stack = (current = { dev, dataDir, countsDir, listener, hits, temporal, call });
   await waitReady(dev.api);
   const port = (listener.address() as AddressInfo).port;
   const created = await call('POST', '/runbooks', {
@@ -231,6 +238,44 @@ function showCommands(before: StackCommandCounts, after: StackCommandCounts, siz
 }
 
 /**
+ * What Temporal kept for the workflows started since `since`, per incident: how many of each
+ * type, and their history events by type (`--events`). Every event is a write to Temporal's
+ * store, and every workflow task a round trip to the worker.
+ */
+async function events(s: Stack, since: Date, size: number) {
+  const connection = await Connection.connect({ address: s.temporal });
+  try {
+    const client = new Client({ connection });
+    const workflows = new Map<string, number>();
+    const byType = new Map<string, number>();
+    /** One history of each workflow type, in order, abbreviated. */
+    const sample = new Map<string, string[]>();
+    let total = 0;
+    for await (const wf of client.workflow.list()) {
+      if (wf.startTime < since) continue;
+      workflows.set(wf.type, (workflows.get(wf.type) ?? 0) + 1);
+      const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      const names = (history.events ?? []).map((e) =>
+        (Object.keys(e).find((k) => k.endsWith('EventAttributes')) ?? 'unknown').replace(/EventAttributes$/, ''),
+      );
+      for (const name of names) byType.set(name, (byType.get(name) ?? 0) + 1);
+      total += names.length;
+      if (!sample.has(wf.type)) sample.set(wf.type, names);
+    }
+    const each = (m: Map<string, number>) =>
+      [...m]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => `${k} ${(n / size).toFixed(2)}`)
+        .join(', ');
+    console.log(`Temporal per incident: workflows ${each(workflows)}`);
+    console.log(`history events per incident: ${(total / size).toFixed(1)}: ${each(byType)}`);
+    for (const [type, names] of sample) console.log(`one ${type}: ${names.join(' ')}`);
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
  * The median time from each timeline milestone to the next, over the incidents that reached
  * both: where an incident's time goes (`--phases`). The events are the product's own records.
  */
@@ -301,6 +346,7 @@ async function burstMode(size: number) {
     const cpu = stackCpu(s.dev.child.pid!);
     const commandsBefore = COMMANDS ? await commandCounts(s) : undefined;
     const before = cpu();
+    const startedAt = new Date();
     const t0 = performance.now();
     await runConcurrently(size, BURST_SENDERS, (i) => open(s, namespace, i));
     const posted = performance.now() - t0;
@@ -318,6 +364,7 @@ async function burstMode(size: number) {
       `CPU s until settled: ${showCpu(used)}, ${((cpuTotal(used) / size) * 1000).toFixed(0)} ms per incident`,
     );
     if (commandsBefore) showCommands(commandsBefore, await commandCounts(s), size);
+    if (EVENTS) await events(s, startedAt, size);
     if (PHASES) await phases(s, incidents);
   } finally {
     await stopStack(s);
