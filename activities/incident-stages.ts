@@ -5,7 +5,7 @@ import { INBOX_BATCH, TRIAGE_DRAIN_EVERY_MS } from '../domain/incident-requests'
 import { chooseStrategy, giveUpReason, type RemediationOptions } from '../domain/remediation';
 import type { PreparedPlan } from '../domain/remediation-plan';
 import { withHeartbeat } from './context';
-import { categoryRunbooks, type IncidentSteps, type WhileModelThinks } from './incidents';
+import { categoryRunbooks, type IncidentSteps, type ResolveInput, type WhileModelThinks } from './incidents';
 import type { Endpoint, EscalationSteps } from './notifications';
 import type { createPostmortemActivities } from './postmortem';
 import type { createRemediationSteps } from './remediation';
@@ -168,7 +168,9 @@ export function createIncidentStageActivities(
     },
 
     /**
-     * The close of a resolved incident: the signals queued up to now, its postmortem, then those
+     * The close of a resolved incident: with `resolve`, the resolve the workflow decided itself
+     * first (a verified plan's, or the source's it deferred: since release-30, not an activity of
+     * its own), then the signals queued up to now, its postmortem, then those
      * queued while it was written (an acknowledged alert is never dropped). Signals recorded from
      * `firstIndex` on; returns how many. How many its drains recorded travels in the heartbeat,
      * so an attempt after a failed one (the postmortem's write, say) goes on counting from there:
@@ -178,11 +180,13 @@ export function createIncidentStageActivities(
     async closeIncident(input: {
       name: string;
       firstIndex: number;
+      resolve?: ResolveInput;
     }): Promise<{ recorded: number; postmortem: string }> {
       const activity = Context.current();
       let recorded = (activity.info.heartbeatDetails as { recorded?: number } | undefined)?.recorded ?? 0;
       const progress = () => ({ recorded });
       return withHeartbeat(async () => {
+        if (input.resolve) await incidents.resolve(input.resolve, 'resolve');
         const before = recorded;
         recorded += await drain(input.name, input.firstIndex + recorded);
         if (recorded > before) activity.heartbeat(progress());

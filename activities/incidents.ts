@@ -47,6 +47,21 @@ async function mustGet(name: string): Promise<IncidentRecord> {
 
 const event = (e: TimelineEvent, suffix = '') => ({ key: idempotencyKey(suffix), event: e });
 
+/** An operator action's audit record, keyed by the activity (`suffix` keys it apart from another of the same activity's). */
+const audit = (
+  incident: IncidentRecord,
+  action: 'incident.acknowledge' | 'incident.snooze' | 'incident.resolve',
+  actor: AcknowledgeRequest['actor'],
+  details: Record<string, unknown>,
+  at: Date,
+  suffix = '',
+) =>
+  appendAudit(
+    { action, ...actor, resource: incident.name, resourceType: 'Incident', namespace: incident.namespace, details },
+    at,
+    idempotencyKey(suffix ? `${suffix}/audit` : 'audit'),
+  );
+
 /** Wraps the wait for a model's answer: what the caller does meanwhile (see analyze). */
 export type WhileModelThinks = <T>(answer: Promise<T>) => Promise<T>;
 
@@ -350,7 +365,70 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
     return { recorded: queued.length };
   }
 
-  return { analyze, match, enterState, drainSignalInbox };
+  /**
+   * Resolve (DESIGN §6): annotations, resolution, dedup entry cleared, timeline, audit. `key`
+   * keys its event and audit record apart from the others of the activity that holds it (the
+   * close of an incident that resolved itself, since release-30); none for the resolve's own.
+   */
+  async function resolve(input: ResolveInput, key = ''): Promise<void> {
+    const at = new Date(input.at);
+    const { request } = input;
+    const incident = await mustGet(input.name);
+    const p = deps.annotationPrefix;
+    const manual = !request.atSource && !request.automatic;
+    await updateIncident(
+      incident.name,
+      {
+        state: 'Resolved',
+        resolvedAt: at,
+        resolution: request.resolution,
+        resolvedBy: request.actor.user,
+        snoozed: false,
+        annotations: {
+          ...incident.annotations,
+          [`${p}/resolved-by`]: request.actor.user,
+          [`${p}/resolved-at`]: at.toISOString(),
+          [`${p}/manual-resolution`]: String(manual),
+        },
+        lastUpdated: at,
+      },
+      { allowResolved: true },
+    );
+    await clearDedupEntry(incident);
+    await appendTimeline(incident.name, [
+      event(
+        {
+          timestamp: at,
+          type: 'Resolved',
+          source: request.atSource
+            ? 'alertmanager'
+            : request.automatic
+              ? 'remediation-engine'
+              : `user:${request.actor.user}`,
+          message: `Resolved by ${request.actor.user}: ${request.resolution}`,
+          details: { resolution: request.resolution, resolvedBy: request.actor.user, manual },
+        },
+        key,
+      ),
+    ]);
+    await audit(
+      incident,
+      'incident.resolve',
+      request.actor,
+      { resolution: request.resolution, previousState: incident.state, manual },
+      at,
+      key,
+    );
+  }
+
+  return { analyze, match, enterState, drainSignalInbox, resolve };
+}
+
+/** A resolve to write: who and why, and when the workflow decided it. */
+export interface ResolveInput {
+  name: string;
+  request: ResolveRequest;
+  at: string;
 }
 
 export type IncidentSteps = ReturnType<typeof createIncidentSteps>;
@@ -358,18 +436,6 @@ export type IncidentSteps = ReturnType<typeof createIncidentSteps>;
 /** The incident workflow's side effects. Each is idempotent (keyed writes, conditional updates). */
 export function createIncidentActivities(deps: IncidentActivityDeps) {
   const steps = createIncidentSteps(deps);
-  const audit = (
-    incident: IncidentRecord,
-    action: 'incident.acknowledge' | 'incident.snooze' | 'incident.resolve',
-    actor: AcknowledgeRequest['actor'],
-    details: Record<string, unknown>,
-    at: Date,
-  ) =>
-    appendAudit(
-      { action, ...actor, resource: incident.name, resourceType: 'Incident', namespace: incident.namespace, details },
-      at,
-      idempotencyKey('audit'),
-    );
 
   return {
     async setIncidentState(input: Parameters<IncidentSteps['enterState']>[0]): Promise<boolean> {
@@ -482,51 +548,8 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
     },
 
     /** Resolve (DESIGN §6): annotations, resolution, dedup entry cleared, timeline, audit. */
-    async resolveIncident(input: { name: string; request: ResolveRequest; at: string }): Promise<void> {
-      const at = new Date(input.at);
-      const { request } = input;
-      const incident = await mustGet(input.name);
-      const p = deps.annotationPrefix;
-      const manual = !request.atSource && !request.automatic;
-      await updateIncident(
-        incident.name,
-        {
-          state: 'Resolved',
-          resolvedAt: at,
-          resolution: request.resolution,
-          resolvedBy: request.actor.user,
-          snoozed: false,
-          annotations: {
-            ...incident.annotations,
-            [`${p}/resolved-by`]: request.actor.user,
-            [`${p}/resolved-at`]: at.toISOString(),
-            [`${p}/manual-resolution`]: String(manual),
-          },
-          lastUpdated: at,
-        },
-        { allowResolved: true },
-      );
-      await clearDedupEntry(incident);
-      await appendTimeline(incident.name, [
-        event({
-          timestamp: at,
-          type: 'Resolved',
-          source: request.atSource
-            ? 'alertmanager'
-            : request.automatic
-              ? 'remediation-engine'
-              : `user:${request.actor.user}`,
-          message: `Resolved by ${request.actor.user}: ${request.resolution}`,
-          details: { resolution: request.resolution, resolvedBy: request.actor.user, manual },
-        }),
-      ]);
-      await audit(
-        incident,
-        'incident.resolve',
-        request.actor,
-        { resolution: request.resolution, previousState: incident.state, manual },
-        at,
-      );
+    async resolveIncident(input: ResolveInput): Promise<void> {
+      await steps.resolve(input);
     },
 
     /**

@@ -65,3 +65,8 @@ export const RELEASE_28: Release = {
   name: 'release-28',
   patches: [PLAN_MADE_EXECUTING, VERIFYING_WITH_LAST_STEP, STARTED_ANALYZING],
 };
+
+/** Incident runs before this change wrote a resolve they decided themselves in an activity of its own; newer ones in their close. */
+export const RESOLVE_IN_CLOSE = 'resolve-in-close';
+/** The thirtieth pass's release of the incident workflow. */
+export const RELEASE_30: Release = { name: 'release-30', patches: [RESOLVE_IN_CLOSE] };

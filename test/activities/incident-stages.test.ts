@@ -8,6 +8,8 @@ import { createPostmortemActivities } from '../../activities/postmortem';
 import { parseConfig } from '../../domain/config';
 import { runbookSpecSchema } from '../../domain/runbook';
 import type { SignalType } from '../../domain/vocabulary';
+import { SYSTEM_ACTOR } from '../../domain/incident-requests';
+import { listAudit } from '../../store/audit';
 import { getIncident, getTimeline, openOrJoin, updateIncident } from '../../store/incidents';
 import { createRunbook } from '../../store/runbooks';
 import { enqueueSignals, queuedSignals } from '../../store/signal-inbox';
@@ -386,6 +388,57 @@ describe('incident stages', () => {
       postmortem: closed.postmortem,
     });
     expect(await getTimeline(name)).toHaveLength(events.length);
+  });
+
+  it('with `resolve`, writes the resolve the workflow decided first, once however often it is retried', async () => {
+    const name = await open('Deployment/checkout');
+    const previousState = (await getIncident(name))!.state;
+    await enqueueSignals(name, [signal(1)]);
+    const at = new Date().toISOString();
+    const resolve = {
+      name,
+      at,
+      request: { resolution: 'Remediated automatically', actor: SYSTEM_ACTOR, atSource: false, automatic: true },
+    };
+
+    // The first attempt resolves and drains, then its postmortem fails: the retry writes neither again.
+    const failing = stagesWith({
+      generatePostmortem: async () => {
+        throw new Error('store unavailable');
+      },
+    });
+    const first = new MockActivityEnvironment();
+    const beats: unknown[] = [];
+    first.on('heartbeat', (details: unknown) => beats.push(details));
+    await expect(first.run(failing.closeIncident, { name, firstIndex: 0, resolve })).rejects.toThrow(
+      'store unavailable',
+    );
+    expect(await getIncident(name)).toMatchObject({
+      state: 'Resolved',
+      resolvedBy: 'system',
+      resolvedAt: new Date(at),
+    });
+    const retry = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: beats.at(-1) });
+    const closed = (await retry.run(stages.closeIncident, { name, firstIndex: 0, resolve })) as {
+      postmortem: string;
+    };
+    expect(closed).toEqual({ recorded: 1, postmortem: expect.stringMatching(/^PM-/) });
+
+    const events = await getTimeline(name);
+    const types = events.map((e) => e.type);
+    expect(types.filter((t) => t === 'Resolved')).toHaveLength(1);
+    expect(types.indexOf('Resolved')).toBeLessThan(types.indexOf('PostMortemGenerated'));
+    expect(events.find((e) => e.type === 'Resolved')).toMatchObject({ source: 'remediation-engine' });
+    const audited = await listAudit({ action: 'incident.resolve', resource: name }, 1, 10);
+    expect(audited.items).toHaveLength(1);
+    expect(audited.items[0]).toMatchObject({ user: 'system', details: { previousState, manual: false } });
+    expect(await getIncident(name)).toMatchObject({
+      postmortem: closed.postmortem,
+      annotations: expect.objectContaining({
+        'foghorn.dev/resolved-by': 'system',
+        'foghorn.dev/manual-resolution': 'false',
+      }),
+    });
   });
 
   it('goes on counting after a failed attempt: signals queued meanwhile are counted too', async () => {

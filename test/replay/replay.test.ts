@@ -12,6 +12,8 @@ import {
   RELEASE_24,
   RELEASE_25,
   RELEASE_28,
+  RELEASE_30,
+  RESOLVE_IN_CLOSE,
   STARTED_ANALYZING,
   TRIAGE_DRAINS_INBOX,
   VERIFYING_WITH_LAST_STEP,
@@ -34,7 +36,7 @@ const patchIds = (events: temporal.api.history.v1.IHistoryEvent[]) =>
   });
 
 /** The releases, newest first (workflows/release.ts). */
-const RELEASES = [RELEASE_28, RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14];
+const RELEASES = [RELEASE_30, RELEASE_28, RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14];
 /**
  * Whether a run took `patch`: its own marker, or that of the release it started on, which stands
  * for every patch but those of the releases after it.
@@ -126,6 +128,29 @@ describe('replay of recorded histories', () => {
     }
   });
 
+  it('has remediated incident histories of both resolves by a verified plan: an activity of its own, and in the close', () => {
+    const remediated = completedRuns('incidentWorkflow').filter(
+      (events) => startedChild(events, 'remediationWorkflow') && activities(events).includes('closeIncident'),
+    );
+    const inClose = remediated.filter((events) => took(events, RESOLVE_IN_CLOSE));
+    expect(inClose.length).toBeGreaterThan(0);
+    expect(remediated.length).toBeGreaterThan(inClose.length);
+    /** The `resolve` the close was given, if any. */
+    const closeResolve = (events: temporal.api.history.v1.IHistoryEvent[]) => {
+      const close = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'closeIncident');
+      const data = close!.activityTaskScheduledEventAttributes!.input!.payloads![0].data!;
+      return (JSON.parse(Buffer.from(data).toString()) as { resolve?: { request: { automatic: boolean } } }).resolve;
+    };
+    for (const events of inClose) {
+      expect(activities(events)).not.toContain('resolveIncident');
+      expect(closeResolve(events)).toMatchObject({ request: { automatic: true } });
+    }
+    for (const events of remediated.filter((e) => !took(e, RESOLVE_IN_CLOSE))) {
+      expect(activities(events).slice(-2)).toEqual(['resolveIncident', 'closeIncident']);
+      expect(closeResolve(events)).toBeUndefined();
+    }
+  });
+
   it('has completed plan histories of both bookkeepings: activities, and local activities', () => {
     const plans = completedRuns('remediationWorkflow');
     const local = plans.filter((events) => took(events, 'local-plan-bookkeeping'));
@@ -141,6 +166,7 @@ describe('replay of recorded histories', () => {
       ['incidentWorkflow', RELEASE_24],
       ['incidentWorkflow', RELEASE_25],
       ['incidentWorkflow', RELEASE_28],
+      ['incidentWorkflow', RELEASE_30],
       ['remediationWorkflow', RELEASE_14],
       ['remediationWorkflow', RELEASE_24],
       ['remediationWorkflow', RELEASE_28],
