@@ -260,7 +260,20 @@ async function events(s: Stack, since: Date, size: number) {
       );
       for (const name of names) byType.set(name, (byType.get(name) ?? 0) + 1);
       total += names.length;
-      if (!sample.has(wf.type)) sample.set(wf.type, names);
+      // The sample is a finished run's, each upsert with what it said (a visibility write each).
+      if (!sample.has(wf.type) && wf.status.name !== 'RUNNING')
+        sample.set(
+          wf.type,
+          names.map((name, i) => {
+            const fields =
+              history.events?.[i].upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+            return fields
+              ? `${name}(${Object.entries(fields)
+                  .map(([k, v]) => `${k}=${said(v.data)}`)
+                  .join(',')})`
+              : name;
+          }),
+        );
     }
     const each = (m: Map<string, number>) =>
       [...m]
@@ -274,6 +287,9 @@ async function events(s: Stack, since: Date, size: number) {
     await connection.close();
   }
 }
+
+/** A search attribute's value as upserted (JSON in the payload). */
+const said = (data?: Uint8Array | null) => (data ? Buffer.from(data).toString() : '');
 
 /**
  * The median time from each timeline milestone to the next, over the incidents that reached
