@@ -14,9 +14,11 @@
  *       [--commands]  (burst: the store commands each process sent per incident, by command and collection;
  *                     the API's include the benchmark's own polling of the lists)
  *       [--events]  (burst: Temporal's work per incident: workflows by type, history events by type)
+ *       [--js-profile=DIR]  (burst: V8 CPU profiles of the API and the worker, every thread, into DIR,
+ *                     with the measured burst's window; read them with bench/js-profile.ts DIR)
  * A burst also prints each process's CPU seconds from its first post until it settled.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import { loadavg, tmpdir } from 'os';
@@ -38,6 +40,7 @@ const WARM = Number(flag('warm') ?? 0);
 const PHASES = process.argv.includes('--phases');
 const COMMANDS = process.argv.includes('--commands');
 const EVENTS = process.argv.includes('--events');
+const JS_PROFILE = flag('js-profile');
 /** The runbook's own time: Wait 1s + verification window 5s. */
 const FLOOR_MS = 6_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
@@ -69,15 +72,20 @@ async function startStack(): Promise<Stack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-remediation-'));
   const countsDir = path.join(dataDir, 'store-commands');
   if (COMMANDS) mkdirSync(countsDir);
+  if (JS_PROFILE) mkdirSync(JS_PROFILE, { recursive: true });
   const env = await devEnv(dataDir);
-  const dev = await startDev({
-    ...env,
-    ...(COMMANDS && { FOGHORN_STORE_COMMAND_COUNTS: countsDir }),
-    FOGHORN_RATE_LIMIT: '1000000',
-    FOGHORN_LLM_BASE_URL: '', // the rules analyzer; no agentic strategy
-    FOGHORN_WEBHOOK_ADDR: '',
-    KUBECONFIG: '', // no cluster: verification checks signals only
-  });
+  const dev = await startDev(
+    {
+      ...env,
+      ...(COMMANDS && { FOGHORN_STORE_COMMAND_COUNTS: countsDir }),
+      FOGHORN_RATE_LIMIT: '1000000',
+      FOGHORN_LLM_BASE_URL: '', // the rules analyzer; no agentic strategy
+      FOGHORN_WEBHOOK_ADDR: '',
+      KUBECONFIG: '', // no cluster: verification checks signals only
+    },
+    [],
+    JS_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(JS_PROFILE)}`] : [],
+  );
   const call = async (method: string, p: string, body?: unknown) => {
     const res = await fetch(dev.api + p, {
       method,
@@ -288,6 +296,15 @@ async function events(s: Stack, since: Date, size: number) {
   }
 }
 
+/** The clock V8's CPU profiles keep (CLOCK_MONOTONIC, in microseconds). */
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
+
+/** What bench/js-profile.ts needs beside the profiles: the measured burst's window, and whose each pid is. */
+function profileWindow(s: Stack, from: number, to: number) {
+  const processes = Object.fromEntries(stackProcesses(s.dev.child.pid!).map((p) => [p.pid, p.name]));
+  writeFileSync(path.join(JS_PROFILE!, 'window.json'), JSON.stringify({ from, to, processes }));
+}
+
 /** A search attribute's value as upserted (JSON in the payload). */
 const said = (data?: Uint8Array | null) => (data ? Buffer.from(data).toString() : '');
 
@@ -363,11 +380,13 @@ async function burstMode(size: number) {
     const commandsBefore = COMMANDS ? await commandCounts(s) : undefined;
     const before = cpu();
     const startedAt = new Date();
+    const burstFrom = monotonicMicros();
     const t0 = performance.now();
     await runConcurrently(size, BURST_SENDERS, (i) => open(s, namespace, i));
     const posted = performance.now() - t0;
     const { incidents, plans } = await settle(s, namespace, size);
     const used = cpuBetween(before, cpu());
+    if (JS_PROFILE) profileWindow(s, burstFrom, monotonicMicros());
     report(
       `burst: ${size} incidents at once (${BURST_SENDERS} senders, all posted in ${sec(posted)}), ` +
         (WARM > 0 ? `after a warm-up burst of ${WARM}` : 'on a fresh stack'),

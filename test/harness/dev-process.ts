@@ -28,9 +28,16 @@ export async function devEnv(dataDir: string): Promise<NodeJS.ProcessEnv> {
   };
 }
 
-/** Starts `foghorn dev` and resolves once it printed its banner (URLs and admin token). */
-export async function startDev(env: NodeJS.ProcessEnv, args: string[] = []): Promise<DevProcess> {
-  const child = spawn(process.execPath, [CLI, 'dev', ...args], {
+/**
+ * Starts `foghorn dev` and resolves once it printed its banner (URLs and admin token). `nodeFlags`
+ * go to its node, and so to its worker's (which runs with the same flags).
+ */
+export async function startDev(
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+  nodeFlags: string[] = [],
+): Promise<DevProcess> {
+  const child = spawn(process.execPath, [...nodeFlags, CLI, 'dev', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
