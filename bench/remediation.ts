@@ -41,6 +41,9 @@ const PHASES = process.argv.includes('--phases');
 const COMMANDS = process.argv.includes('--commands');
 const EVENTS = process.argv.includes('--events');
 const JS_PROFILE = flag('js-profile');
+// One stack's profiles and one window per directory: bench/js-profile.ts reads them as one burst.
+if (JS_PROFILE && (MODE !== 'burst' || BURSTS.length !== 1))
+  throw new Error('--js-profile profiles one burst: one burst size, e.g. `burst 50 2 50`');
 /** The runbook's own time: Wait 1s + verification window 5s. */
 const FLOOR_MS = 6_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
