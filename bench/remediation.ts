@@ -13,7 +13,8 @@
  *       [--phases]  (also: where an incident's time goes, from its timeline's events)
  *       [--commands]  (burst: the store commands each process sent per incident, by command and collection;
  *                     the API's include the benchmark's own polling of the lists)
- *       [--events]  (burst: Temporal's work per incident: workflows by type, history events by type)
+ *       [--events]  (burst: Temporal's work per incident: workflows by type, history events and their
+ *                     encoded bytes by type)
  *       [--js-profile=DIR]  (burst: V8 CPU profiles of the API and the worker, every thread, into DIR,
  *                     with the measured burst's window; read them with bench/js-profile.ts DIR)
  * A burst also prints each process's CPU seconds from its first post until it settled.
@@ -24,6 +25,7 @@ import type { AddressInfo } from 'net';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
 import type { CommandCounts } from '../store/command-counts';
 import { cpuBetween, cpuTotal, showCpu, stackCpu, stackProcesses } from './processes';
@@ -259,6 +261,8 @@ async function events(s: Stack, since: Date, size: number) {
     const client = new Client({ connection });
     const workflows = new Map<string, number>();
     const byType = new Map<string, number>();
+    /** Encoded bytes by event type: what Temporal writes to its store and sends the worker. */
+    const bytesByType = new Map<string, number>();
     /** One history of each workflow type, in order, abbreviated. */
     const sample = new Map<string, string[]>();
     let total = 0;
@@ -269,7 +273,11 @@ async function events(s: Stack, since: Date, size: number) {
       const names = (history.events ?? []).map((e) =>
         (Object.keys(e).find((k) => k.endsWith('EventAttributes')) ?? 'unknown').replace(/EventAttributes$/, ''),
       );
-      for (const name of names) byType.set(name, (byType.get(name) ?? 0) + 1);
+      names.forEach((name, i) => {
+        byType.set(name, (byType.get(name) ?? 0) + 1);
+        const bytes = temporal.api.history.v1.HistoryEvent.encode(history.events![i]).finish().length;
+        bytesByType.set(name, (bytesByType.get(name) ?? 0) + bytes);
+      });
       total += names.length;
       // The sample is a finished run's, each upsert with what it said (a visibility write each).
       if (!sample.has(wf.type) && wf.status.name !== 'RUNNING')
@@ -293,6 +301,8 @@ async function events(s: Stack, since: Date, size: number) {
         .join(', ');
     console.log(`Temporal per incident: workflows ${each(workflows)}`);
     console.log(`history events per incident: ${(total / size).toFixed(1)}: ${each(byType)}`);
+    const bytes = [...bytesByType.values()].reduce((sum, n) => sum + n, 0);
+    console.log(`history bytes per incident: ${(bytes / size).toFixed(0)}: ${each(bytesByType)}`);
     for (const [type, names] of sample) console.log(`one ${type}: ${names.join(' ')}`);
   } finally {
     await connection.close();
