@@ -3,10 +3,11 @@ import { escalationMove, ladderOf, type Ladder } from '../domain/escalation-poli
 import type { IncidentRecord } from '../domain/incident-record';
 import { INBOX_BATCH, TRIAGE_DRAIN_EVERY_MS } from '../domain/incident-requests';
 import { chooseStrategy, giveUpReason, type RemediationOptions } from '../domain/remediation';
-import type { PreparedPlan } from '../domain/remediation-plan';
+import { startsExecuting, type PreparedPlan } from '../domain/remediation-plan';
 import { withHeartbeat } from './context';
 import { categoryRunbooks, type IncidentSteps, type ResolveInput, type WhileModelThinks } from './incidents';
 import type { Endpoint, EscalationSteps } from './notifications';
+import type { Openings } from './openings';
 import type { createPostmortemActivities } from './postmortem';
 import type { createRemediationSteps } from './remediation';
 
@@ -23,6 +24,7 @@ export function createIncidentStageActivities(
   remediation: ReturnType<typeof createRemediationSteps>,
   postmortems: PostmortemSteps,
   escalation: EscalationSteps,
+  openings?: Openings,
 ) {
   /** Records what waits in the inbox, a batch at a time until it is found empty; how many. */
   async function drain(name: string, firstIndex: number, afterResolution = true): Promise<number> {
@@ -152,18 +154,28 @@ export function createIncidentStageActivities(
       let drained = (activity.info.heartbeatDetails as { drained?: number } | undefined)?.drained ?? 0;
       const progress = () => ({ drained });
       return withHeartbeat(async (signal) => {
-        const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
-        if (!analyzing) return { drained, triage: null };
-        // A count that grew is sent at once: a retry goes on from it (nothing to send when none did).
-        const drainNow = async () => {
-          const recorded = await drain(input.name, input.firstIndex + drained, false);
-          drained += recorded;
-          if (recorded > 0) activity.heartbeat(progress());
-        };
-        await drainNow();
-        // Triaged first: `drained` grows while the model thinks.
-        const triaged = await triage(analyzing, input, signal, (answer) => whileDraining(answer, drainNow));
-        return { drained, triage: triaged };
+        // A place among the worker's openings (activities/openings.ts), kept past the answer when
+        // a plan is about to run: its first step's record gives it back.
+        await openings?.enter(input.name, signal);
+        let handedOver = false;
+        try {
+          const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
+          if (!analyzing) return { drained, triage: null };
+          // A count that grew is sent at once: a retry goes on from it (nothing to send when none did).
+          const drainNow = async () => {
+            const recorded = await drain(input.name, input.firstIndex + drained, false);
+            drained += recorded;
+            if (recorded > 0) activity.heartbeat(progress());
+          };
+          await drainNow();
+          // Triaged first: `drained` grows while the model thinks.
+          const triaged = await triage(analyzing, input, signal, (answer) => whileDraining(answer, drainNow));
+          handedOver = !!triaged?.firstPlan && startsExecuting(triaged.firstPlan);
+          if (handedOver) openings?.handOver(input.name);
+          return { drained, triage: triaged };
+        } finally {
+          if (!handedOver) openings?.leave(input.name);
+        }
       }, progress);
     },
 

@@ -16,6 +16,7 @@ import { createKubePreviewActivities } from './kube-preview';
 import { createKubeReadActivities } from './kube-reads';
 import type { LlmConfig } from './llm';
 import { createMediaActivities } from './media';
+import { OPENING_TIMES, Openings } from './openings';
 import { createNotificationSteps } from './notifications';
 import { createPostmortemActivities } from './postmortem';
 import { createKubeWatchActivities } from './kube-watch';
@@ -43,6 +44,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
   const incidentDeps = { annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX, ...(llm && { llm }) };
   const postmortems = createPostmortemActivities();
   const notifications = createNotificationSteps(config);
+  const openings = new Openings(config.FOGHORN_OPENINGS ?? 0, OPENING_TIMES);
   return {
     recordAudit,
     ...createAuditExportActivities(),
@@ -52,6 +54,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
       createRemediationSteps(config, llm !== undefined),
       postmortems,
       notifications.escalation,
+      openings,
     ),
     ...postmortems,
     ...createClusterHealthActivities(),
@@ -62,7 +65,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createAgentToolActivities({ config, client, taskQueue }),
     ...createAgentLlmActivities(llm),
     ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
-    ...createRemediationActivities(config, llm !== undefined),
+    ...createRemediationActivities(config, llm !== undefined, openings),
     ...createRemediationVerifyActivities(),
     ...createAgenticActivities(llm),
     ...createApprovalActivities(),

@@ -55,6 +55,7 @@ import { redact } from '../domain/redact';
 import type { HttpStepResult, ScriptStepResult } from '../domain/remediation-steps';
 import { categoryRunbooks } from './incidents';
 import { kubeCall } from './kube-actions';
+import type { Openings } from './openings';
 import { createRemediationStepActivities } from './remediation-steps';
 import { clusterKnown, kubeConfigFor } from './kube/client';
 
@@ -307,7 +308,8 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
  * concrete inputs of its Kubernetes steps, its timeline, audit and end. Each is idempotent: keyed
  * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
  */
-export function createRemediationActivities(config: Config, llmConfigured: boolean) {
+/** `openings`: the worker's (activities/openings.ts); a plan's first step recorded, or its end, ends its incident's opening. */
+export function createRemediationActivities(config: Config, llmConfigured: boolean, openings?: Openings) {
   const { runHttpStep, runScriptStep } = createRemediationStepActivities(config);
   const { options, prepare } = createRemediationSteps(config, llmConfigured);
   /** Step `index` of a plan as recorded: its full params (headers, body, script) live only there. */
@@ -420,6 +422,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       const stepNo = input.index + 1;
       const plan = await recordStepOutcome(input.plan, input.index, input.outcome, input.result, input.then);
       if (!plan) throw new Error(`remediation plan ${input.plan} does not exist`);
+      if (input.index === 0) openings?.leave(plan.issueRef);
       const suffix = undo ? `undo/${input.index}` : `step/${input.index}`;
       const params = redact(input.params); // what people read: never a credential
       await appendTimeline(plan.issueRef, [
@@ -549,6 +552,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
           at,
         });
       const plan = ended ?? (await mustGetPlan(input.plan)); // a retry: ended by an earlier attempt
+      openings?.leave(plan.issueRef); // ended before a first step (one that could not start, say)
       const completed = plan.state === 'Completed';
       const endedAt = plan.completedAt ?? at;
       await appendTimeline(plan.issueRef, [

@@ -1,7 +1,7 @@
 import { chmod, mkdir } from 'fs/promises';
 import path from 'path';
 import { configSecrets, createLogger } from '../api/observability';
-import type { Config } from '../domain/config';
+import { DEV_OPENINGS, type Config } from '../domain/config';
 import { redactText } from '../domain/redact';
 import { disconnectMongo } from '../store/connection';
 import { startGateway } from '../gateway/gateway';
@@ -108,7 +108,13 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
       'worker',
       () =>
         startWorkerProcess({
-          env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress, ...(kube && { KUBECONFIG: kube.kubeconfigPath }) },
+          env: {
+            ...process.env,
+            TEMPORAL_ADDRESS: temporalAddress,
+            // One worker: its openings are all the stack's (activities/openings.ts).
+            FOGHORN_OPENINGS: String(config.FOGHORN_OPENINGS ?? DEV_OPENINGS),
+            ...(kube && { KUBECONFIG: kube.kubeconfigPath }),
+          },
           secrets: { ...secretEnv(config), MONGODB_URI: mongoUri },
           nice: config.FOGHORN_BACKGROUND_NICE,
           heapMiB: config.FOGHORN_WORKER_HEAP,

@@ -46,6 +46,8 @@ export const DEFAULT_MONGO_HEAP = '512m';
 export const DEFAULT_TEMPORAL_MEMORY = '320MiB';
 /** V8's heap limit for each of the dev worker's isolates, in MiB (docs/benchmarks.md, "Tenth pass"). */
 export const DEFAULT_WORKER_HEAP_MIB = 768;
+/** Openings at once for `foghorn dev`'s one worker (FOGHORN_OPENINGS; docs/benchmarks.md, "Thirty-first pass"). */
+export const DEV_OPENINGS = 16;
 
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
@@ -162,6 +164,10 @@ export const configSchema = z.object({
   // API and the gateway answer first when the cores are busy (docs/benchmarks.md, "Sixth pass";
   // 10 from 5 in the "Twentieth pass").
   FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  // How many new incidents a worker takes from their triage to their first plan step at once
+  // (activities/openings.ts); 0: no limit. Unset, `foghorn dev` gives its one worker
+  // DEV_OPENINGS and other workers none.
+  FOGHORN_OPENINGS: z.coerce.number().int().min(0).optional(),
   // The sandbox (activities/shell.ts): the unprivileged user commands run as, and their network.
   FOGHORN_AGENT_SHELL_USER: z
     .string()

@@ -3,6 +3,7 @@ import mongoose from 'mongoose';
 import { createIncidentSteps } from '../../activities/incidents';
 import { createRemediationActivities, createRemediationSteps } from '../../activities/remediation';
 import { createIncidentStageActivities } from '../../activities/incident-stages';
+import { OPENING_TIMES, Openings } from '../../activities/openings';
 import { createNotificationSteps } from '../../activities/notifications';
 import { createPostmortemActivities } from '../../activities/postmortem';
 import { parseConfig } from '../../domain/config';
@@ -356,6 +357,77 @@ describe('incident stages', () => {
       await opening?.catch(() => undefined);
       await llm.stop();
     }
+  });
+
+  it("with one opening, a new incident's triage waits until the plan of the one before has recorded its first step", async () => {
+    const openings = new Openings(1, OPENING_TIMES);
+    const config = parseConfig({});
+    const gated = createIncidentStageActivities(
+      createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
+      createRemediationSteps(config, false),
+      createPostmortemActivities(),
+      createNotificationSteps(config).escalation,
+      openings,
+    );
+    const plans = createRemediationActivities(config, false, openings);
+    type Opened = { drained: number; triage: Awaited<Triaged> };
+    const openWith = (name: string) =>
+      new MockActivityEnvironment().run(gated.drainAndTriage, {
+        name,
+        at: new Date().toISOString(),
+        firstIndex: 0,
+        prepareFirstPlan: true,
+      }) as Promise<Opened>;
+
+    const first = await open('Deployment/opening-1');
+    const second = await open('Deployment/opening-2');
+    const { triage } = await openWith(first);
+    const plan = triage!.firstPlan!;
+    expect(plan).toMatchObject({ incident: first, actions: [expect.objectContaining({ type: 'Wait' })] });
+    expect(openings.inUse).toBe(1); // held for the plan about to run
+
+    let secondOpened = false;
+    const opening = openWith(second).then((opened) => {
+      secondOpened = true;
+      return opened;
+    });
+    // Waiting for the place: not even Analyzing yet.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(secondOpened).toBe(false);
+    expect((await getIncident(second))?.state).toBe('Detected');
+
+    await new MockActivityEnvironment().run(plans.recordStep, {
+      plan: plan.name,
+      index: 0,
+      outcome: 'ok',
+      result: 'waited 1s',
+      params: plan.actions[0].params,
+      type: 'Wait',
+    });
+    expect((await opening).triage?.firstPlan?.incident).toBe(second);
+    expect((await getIncident(second))?.state).toBe('Remediating');
+    expect(openings.inUse).toBe(1); // the second's plan's, now
+  });
+
+  it('gives its opening back at once when the triage leaves nothing to run', async () => {
+    const openings = new Openings(1, OPENING_TIMES);
+    const config = parseConfig({});
+    const gated = createIncidentStageActivities(
+      createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
+      createRemediationSteps(config, false),
+      createPostmortemActivities(),
+      createNotificationSteps(config).escalation,
+      openings,
+    );
+    const name = await open('Deployment/opening-none', 'HighLatency');
+    const { triage } = (await new MockActivityEnvironment().run(gated.drainAndTriage, {
+      name,
+      at: new Date().toISOString(),
+      firstIndex: 0,
+      prepareFirstPlan: true,
+    })) as { triage: Awaited<Triaged> };
+    expect(triage?.firstPlan).toBeUndefined();
+    expect(openings.inUse).toBe(0);
   });
 
   it('closes a resolved incident: queued signals, the postmortem, then signals queued meanwhile', async () => {

@@ -6,6 +6,7 @@ import { firingAlert } from '../../bench/fixtures';
 import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
 import { alive, until } from '../harness/processes';
 import { CONTINUE_AS_NEW_EVENTS, HISTORY_CACHE_EXECUTIONS, TASK_QUEUE_PARTITIONS } from '../../cli/embedded/temporal';
+import { DEV_OPENINGS } from '../../domain/config';
 
 /**
  * `foghorn dev` runs its worker in a process of its own (issue 14), supervised like the embedded
@@ -13,7 +14,8 @@ import { CONTINUE_AS_NEW_EVENTS, HISTORY_CACHE_EXECUTIONS, TASK_QUEUE_PARTITIONS
  * command line or in its environment. The worker and Temporal run at FOGHORN_BACKGROUND_NICE,
  * every thread of them, and so does a restarted worker; the API does not. The embedded store
  * reserves the heap it is configured with as it starts, Temporal bounds every run's history
- * and collects at its configured memory, and the worker's V8 heaps have the configured limit.
+ * and collects at its configured memory, and the worker's V8 heaps have the configured limit;
+ * the worker orders its openings (FOGHORN_OPENINGS).
  */
 const WEBHOOK_SECRET = 'whsec-dev-worker-test-0123456789abcdef';
 const NICE = 7;
@@ -93,7 +95,10 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       // The young generation at its full size, so the heap compaction leaves it be ("Twelfth pass").
       expect(args(first!).split(' ')).toContain('--min-semi-space-size=16');
       // Two malloc arenas, not one per thread ("Eleventh pass").
-      expect(readFileSync(`/proc/${first!}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
+      const workerEnv = readFileSync(`/proc/${first!}/environ`, 'utf8').split('\0');
+      expect(workerEnv).toContain('MALLOC_ARENA_MAX=2');
+      // The stack's one worker orders its openings ("Thirty-first pass").
+      expect(workerEnv).toContain(`FOGHORN_OPENINGS=${DEV_OPENINGS}`);
       for (const file of ['cmdline', 'environ']) {
         const text = readFileSync(`/proc/${first!}/${file}`, 'utf8');
         expect(text).not.toContain(WEBHOOK_SECRET);

@@ -50,6 +50,14 @@ describe('configuration', () => {
       expect(() => parseConfig({ FOGHORN_BACKGROUND_NICE: bad })).toThrow(/FOGHORN_BACKGROUND_NICE/);
   });
 
+  it("leaves a worker's openings unlimited unless told (a whole number; foghorn dev gives its own DEV_OPENINGS)", () => {
+    expect(parseConfig({}).FOGHORN_OPENINGS).toBeUndefined();
+    expect(parseConfig({ FOGHORN_OPENINGS: '8' }).FOGHORN_OPENINGS).toBe(8);
+    expect(parseConfig({ FOGHORN_OPENINGS: '0' }).FOGHORN_OPENINGS).toBe(0);
+    for (const bad of ['-1', '2.5', 'many'])
+      expect(() => parseConfig({ FOGHORN_OPENINGS: bad })).toThrow(/FOGHORN_OPENINGS/);
+  });
+
   it('lists every bad variable at once', () => {
     let error: ConfigError | undefined;
     try {
