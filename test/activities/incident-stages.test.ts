@@ -399,7 +399,7 @@ describe('incident stages', () => {
     await new MockActivityEnvironment().run(plans.recordStep, {
       plan: plan.name,
       index: 0,
-      outcome: 'ok',
+      outcome: 'ok' as const,
       result: 'waited 1s',
       params: plan.actions[0].params,
       type: 'Wait',
