@@ -1,23 +1,23 @@
 /**
- * How many new incidents one worker takes through their opening at once: from the start of the
- * triage to the record of their first plan's first step. Past the limit, a triage waits for a
- * place, oldest first. Under a burst, a worker that opens everything at once shares its cores
- * among all the openings, and the first plan's first step waits for nearly all of them; one that
- * finishes the openings it has begun before it begins more runs the first plans seconds sooner,
- * with the same throughput (docs/benchmarks.md, "Thirty-first pass").
- *
- * A scheduling preference, never a lock: a triage waits at most `maxWaitMs`, then goes ahead
- * over the limit, and a place whose first step is recorded elsewhere (another worker ran the
- * plan, or it never started) is given back `holdMs` after its triage answered. A worker's places
- * are its own: with several workers each orders its own openings.
- */
-/**
  * A place is given back at most 5 s after its triage answered (a first step is recorded within a
  * second or two of it on a busy worker); a triage waits at most 10 s for one; and none is held
  * longer than a triage's attempt may take (its start-to-close timeout, workflows/incident.ts).
  */
 export const OPENING_TIMES = { holdMs: 5_000, maxWaitMs: 10_000, maxHoldMs: 2 * 60_000 };
 
+/**
+ * How many new incidents one worker takes through their opening at once: from the start of the
+ * triage to the record of their first plan's first step. Past the limit, a triage waits for a
+ * place, oldest first. Under a burst, a worker that opens everything at once shares its cores
+ * among all the openings, and the first plan's first step waits for nearly all of them; one that
+ * finishes the openings it has begun before it begins more runs its first plans sooner, at the
+ * same throughput (docs/benchmarks.md, "Thirty-first pass").
+ *
+ * A scheduling preference, never a lock: a triage waits at most `maxWaitMs`, then goes ahead
+ * over the limit, and a place whose first step is recorded elsewhere (another worker ran the
+ * plan, or it never started) is given back `holdMs` after its triage answered. A worker's places
+ * are its own: with several workers each orders its own openings.
+ */
 export class Openings {
   /** Held places by incident: the timer that gives each back if nothing else does. */
   private readonly held = new Map<string, NodeJS.Timeout>();
