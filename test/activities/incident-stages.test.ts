@@ -26,12 +26,13 @@ import { eventually } from '../harness/eventually';
 describe('incident stages', () => {
   let mongo: Awaited<ReturnType<typeof useMongo>>;
   /** The stages as the worker wires them, with the postmortem step given. */
-  const stagesWith = (postmortems: Parameters<typeof createIncidentStageActivities>[2]) =>
+  const stagesWith = (postmortems: Parameters<typeof createIncidentStageActivities>[2], openings?: Openings) =>
     createIncidentStageActivities(
       createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
       createRemediationSteps(parseConfig({}), false),
       postmortems,
       createNotificationSteps(parseConfig({ FOGHORN_WEBHOOK_HOME_CHANNEL: 'ops' })).escalation,
+      openings,
     );
   const stages = stagesWith(createPostmortemActivities());
   type Triaged = ReturnType<typeof stages.triageIncident>;
@@ -359,75 +360,60 @@ describe('incident stages', () => {
     }
   });
 
-  it("with one opening, a new incident's triage waits until the plan of the one before has recorded its first step", async () => {
-    const openings = new Openings(1, OPENING_TIMES);
-    const config = parseConfig({});
-    const gated = createIncidentStageActivities(
-      createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
-      createRemediationSteps(config, false),
-      createPostmortemActivities(),
-      createNotificationSteps(config).escalation,
-      openings,
-    );
-    const plans = createRemediationActivities(config, false, openings);
+  describe('with one opening (activities/openings.ts)', () => {
     type Opened = { drained: number; triage: Awaited<Triaged> };
-    const openWith = (name: string) =>
-      new MockActivityEnvironment().run(gated.drainAndTriage, {
-        name,
-        at: new Date().toISOString(),
-        firstIndex: 0,
-        prepareFirstPlan: true,
-      }) as Promise<Opened>;
+    /** The worker's one place, shared by the triage and the plan's steps as the worker wires them. */
+    const oneOpening = () => {
+      const openings = new Openings(1, OPENING_TIMES);
+      const gated = stagesWith(createPostmortemActivities(), openings);
+      const openNew = (name: string) =>
+        new MockActivityEnvironment().run(gated.drainAndTriage, {
+          name,
+          at: new Date().toISOString(),
+          firstIndex: 0,
+          prepareFirstPlan: true,
+        }) as Promise<Opened>;
+      return { openings, openNew, plans: createRemediationActivities(parseConfig({}), false, openings) };
+    };
 
-    const first = await open('Deployment/opening-1');
-    const second = await open('Deployment/opening-2');
-    const { triage } = await openWith(first);
-    const plan = triage!.firstPlan!;
-    expect(plan).toMatchObject({ incident: first, actions: [expect.objectContaining({ type: 'Wait' })] });
-    expect(openings.inUse).toBe(1); // held for the plan about to run
+    it("a new incident's triage waits until the plan of the one before has recorded its first step", async () => {
+      const { openings, openNew, plans } = oneOpening();
+      const first = await open('Deployment/opening-1');
+      const second = await open('Deployment/opening-2');
+      const { triage } = await openNew(first);
+      const plan = triage!.firstPlan!;
+      expect(plan).toMatchObject({ incident: first, actions: [expect.objectContaining({ type: 'Wait' })] });
+      expect(openings.inUse).toBe(1); // held for the plan about to run
 
-    let secondOpened = false;
-    const opening = openWith(second).then((opened) => {
-      secondOpened = true;
-      return opened;
+      let secondOpened = false;
+      const opening = openNew(second).then((opened) => {
+        secondOpened = true;
+        return opened;
+      });
+      // Waiting for the place: not even Analyzing yet.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(secondOpened).toBe(false);
+      expect((await getIncident(second))?.state).toBe('Detected');
+
+      await new MockActivityEnvironment().run(plans.recordStep, {
+        plan: plan.name,
+        index: 0,
+        outcome: 'ok' as const,
+        result: 'waited 1s',
+        params: plan.actions[0].params,
+        type: 'Wait',
+      });
+      expect((await opening).triage?.firstPlan?.incident).toBe(second);
+      expect((await getIncident(second))?.state).toBe('Remediating');
+      expect(openings.inUse).toBe(1); // the second's plan's, now
     });
-    // Waiting for the place: not even Analyzing yet.
-    await new Promise((r) => setTimeout(r, 300));
-    expect(secondOpened).toBe(false);
-    expect((await getIncident(second))?.state).toBe('Detected');
 
-    await new MockActivityEnvironment().run(plans.recordStep, {
-      plan: plan.name,
-      index: 0,
-      outcome: 'ok' as const,
-      result: 'waited 1s',
-      params: plan.actions[0].params,
-      type: 'Wait',
+    it('a triage that leaves nothing to run gives its place back at once', async () => {
+      const { openings, openNew } = oneOpening();
+      const name = await open('Deployment/opening-none', 'HighLatency');
+      expect((await openNew(name)).triage?.firstPlan).toBeUndefined();
+      expect(openings.inUse).toBe(0);
     });
-    expect((await opening).triage?.firstPlan?.incident).toBe(second);
-    expect((await getIncident(second))?.state).toBe('Remediating');
-    expect(openings.inUse).toBe(1); // the second's plan's, now
-  });
-
-  it('gives its opening back at once when the triage leaves nothing to run', async () => {
-    const openings = new Openings(1, OPENING_TIMES);
-    const config = parseConfig({});
-    const gated = createIncidentStageActivities(
-      createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
-      createRemediationSteps(config, false),
-      createPostmortemActivities(),
-      createNotificationSteps(config).escalation,
-      openings,
-    );
-    const name = await open('Deployment/opening-none', 'HighLatency');
-    const { triage } = (await new MockActivityEnvironment().run(gated.drainAndTriage, {
-      name,
-      at: new Date().toISOString(),
-      firstIndex: 0,
-      prepareFirstPlan: true,
-    })) as { triage: Awaited<Triaged> };
-    expect(triage?.firstPlan).toBeUndefined();
-    expect(openings.inUse).toBe(0);
   });
 
   it('closes a resolved incident: queued signals, the postmortem, then signals queued meanwhile', async () => {
