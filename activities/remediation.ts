@@ -306,9 +306,10 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
 /**
  * The remediation engine's side effects (DESIGN §8): gathering the options, making a plan, the
  * concrete inputs of its Kubernetes steps, its timeline, audit and end. Each is idempotent: keyed
- * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
+ * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step). `openings`: the
+ * worker's (activities/openings.ts); a plan's first step recorded, or its end, ends its
+ * incident's opening.
  */
-/** `openings`: the worker's (activities/openings.ts); a plan's first step recorded, or its end, ends its incident's opening. */
 export function createRemediationActivities(config: Config, llmConfigured: boolean, openings?: Openings) {
   const { runHttpStep, runScriptStep } = createRemediationStepActivities(config);
   const { options, prepare } = createRemediationSteps(config, llmConfigured);
