@@ -1,6 +1,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { stopHandOvers } from '../../operations/incident-handover';
 import type { Worker } from '@temporalio/worker';
+import type { ConnectionPlugin } from '@temporalio/client';
 import path from 'path';
 import { TOOLS_DIR } from '../../cli/paths';
 import { parseConfig } from '../../domain/config';
@@ -9,6 +10,23 @@ import { createWorker, type WorkerOptions } from '../../worker/worker';
 import { useMongo } from './mongo';
 
 let counter = 0;
+
+/**
+ * The SDK's client connection pings every 30 s, and the time-skipping test server (grpc-java)
+ * permits one ping in 5 minutes: past three strikes it closes the connection with "too many
+ * pings". That happens when `env.sleep` waits a minute and a half in real time (a loaded machine
+ * running the timers' activities), and the SDK then retries the sleep, which is not idempotent:
+ * it unlocks time skipping a second time and sleeps its whole duration again, so activities time
+ * out in test time, timers overshoot, and an unbalanced unlock can leave time running at wall
+ * speed for the rest of the file. Without keepalive pings, the connection is never closed.
+ */
+const withoutKeepalive: ConnectionPlugin = {
+  name: 'foghorn-test-no-keepalive',
+  configureConnection: (options) => ({
+    ...options,
+    channelArgs: { ...options.channelArgs, 'grpc.keepalive_time_ms': -1 },
+  }),
+};
 
 /** Foghorn's search attributes, registered on the test server as the dev server does at start. */
 async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
@@ -53,6 +71,7 @@ export async function useWorkflowEnv(opts: WorkflowEnvOptions = {}) {
     opts.continueAsNewAt === undefined && !opts.realTime
       ? await TestWorkflowEnvironment.createTimeSkipping({
           server: { executable: { type: 'existing-path', path: path.join(TOOLS_DIR, 'temporal-test-server') } },
+          plugins: [withoutKeepalive],
         })
       : await TestWorkflowEnvironment.createLocal({
           server: {

@@ -29,4 +29,25 @@ describe('workflow harness', () => {
     });
     expect(stored!.checksum).toMatch(/^hmac-sha256:[0-9a-f]{64}$/); // keyed chain (docs/audit.md)
   });
+
+  // The test server refuses keepalive pings more often than one in 5 minutes and closes the
+  // connection on the third; the SDK then retries the sleep from its start (see withoutKeepalive).
+  it('holds a sleep that waits past the server ping limit in real time to exactly its duration', async () => {
+    const SLEEP = 100_000; // three of the SDK's 30-s pings fit in it
+    const testService = h.env.connection.testService!;
+    await testService.lockTimeSkipping({}); // time runs at wall speed: nothing to skip to
+    const before = await h.env.currentTimeMs();
+    try {
+      await h.env.sleep(SLEEP);
+    } finally {
+      await testService.unlockTimeSkipping({});
+    }
+    const slept = (await h.env.currentTimeMs()) - before;
+    expect(slept).toBeGreaterThanOrEqual(SLEEP);
+    expect(slept).toBeLessThan(SLEEP + 30_000); // a retried sleep would have started over
+    // The locks are balanced again: an idle hour is skipped at once.
+    const idle = Date.now();
+    await h.env.sleep(3_600_000);
+    expect(Date.now() - idle).toBeLessThan(30_000);
+  }, 240_000);
 });
