@@ -13,7 +13,7 @@ let counter = 0;
 
 /**
  * The SDK's client connection pings every 30 s, and the time-skipping test server (grpc-java)
- * permits one ping in 5 minutes: past three strikes it closes the connection with "too many
+ * permits one ping in 5 minutes: at the third strike it closes the connection with "too many
  * pings". That happens when `env.sleep` waits a minute and a half in real time (a loaded machine
  * running the timers' activities), and the SDK then retries the sleep, which is not idempotent:
  * it unlocks time skipping a second time and sleeps its whole duration again, so activities time
