@@ -10,7 +10,7 @@
  * were left to the sweeper); how long `foghorn dev` took to stop with the backlog queued; and
  * the accepting process's event-loop delay and V8 collections during the POSTs (its /metrics).
  * Usage: npx ts-node --transpile-only bench/gateway-accept.ts [requestsPerLevel=2000] [chats=100]
- *          [--levels=50,500] [--warm=N] [--rate=R] [--windows=S]
+ *          [--levels=50,500] [--warm=N] [--rate=R] [--windows=S] [--js-profile=DIR]
  *   --warm=N  N messages first, on the same stack and not measured: a gateway that has been up a
  *             while (its store's JVM has compiled its hot paths) rather than one just started;
  *             with --rate, at that rate, so the measured seconds continue a steady state.
@@ -21,6 +21,8 @@
  *   --windows=S  also p50/p99/max per S seconds of the level (by when each request was due):
  *             a stall shows as one window, a slow start as the first few (docs/benchmarks.md,
  *             "Ninth pass").
+ *   --js-profile=DIR  (one level) V8 CPU profiles of the API and the worker, every thread, into
+ *             DIR, with the measured POSTs' window; read them with bench/js-profile.ts DIR.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'fs';
 import http from 'http';
@@ -30,7 +32,7 @@ import { useCallbackReceiver } from '../test/harness/callback-receiver';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
 import { webhookEnv } from './fixtures';
 import { freePort } from '../test/harness/ports';
-import { procStat } from './processes';
+import { jsProfileFlags, monotonicMicros, procStat, writeProfileWindow } from './processes';
 import { summary } from './stats';
 import { flag, positional } from './args';
 
@@ -40,6 +42,9 @@ const LEVELS = (flag('levels') ?? '50,500').split(',').map(Number);
 const WARM = Number(flag('warm') ?? 0);
 const RATE = flag('rate') === undefined ? undefined : Number(flag('rate'));
 const WINDOW_S = flag('windows') === undefined ? undefined : Number(flag('windows'));
+const JS_PROFILE = flag('js-profile');
+// One stack's profiles and one window per directory: bench/js-profile.ts reads them as one run.
+if (JS_PROFILE && LEVELS.length !== 1) throw new Error('--js-profile profiles one level, e.g. `--levels=50`');
 const SECRET = 'bench-shared-secret-0123456789abcdef';
 const REQUEST_TIMEOUT_MS = 60_000;
 const LEVEL_DEADLINE_MS = 120_000;
@@ -193,10 +198,14 @@ async function runLevel(senders: number): Promise<LevelResult> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-'));
   const receiver = await useCallbackReceiver(SECRET);
   const webhookPort = await freePort();
-  const dev = await startDev({
-    ...(await devEnv(dataDir)),
-    ...webhookEnv({ secret: SECRET, callbackUrl: receiver.url, addr: `127.0.0.1:${webhookPort}` }),
-  });
+  const dev = await startDev(
+    {
+      ...(await devEnv(dataDir)),
+      ...webhookEnv({ secret: SECRET, callbackUrl: receiver.url, addr: `127.0.0.1:${webhookPort}` }),
+    },
+    [],
+    jsProfileFlags(JS_PROFILE),
+  );
   const agent = new http.Agent({ keepAlive: true, maxSockets: senders, maxFreeSockets: senders });
   try {
     await waitReady(dev.api);
@@ -235,6 +244,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
     const cpuBefore = cpuByProcess(dev.child.pid!);
     const benchCpuBefore = process.cpuUsage();
     const started = performance.now();
+    const profileFrom = monotonicMicros();
     const deadline = Date.now() + LEVEL_DEADLINE_MS;
     await Promise.all(
       Array.from({ length: senders }, async () => {
@@ -257,6 +267,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    if (JS_PROFILE) writeProfileWindow(JS_PROFILE, dev.child.pid!, profileFrom, monotonicMicros());
     const benchCpu = process.cpuUsage(benchCpuBefore);
     const cores = [...cpuByProcess(dev.child.pid!)]
       .map(([name, cpu]) => [name, (cpu - (cpuBefore.get(name) ?? 0)) / seconds] as const)

@@ -1,13 +1,15 @@
 /**
  * Where the Node processes' CPU goes, by package and by function, from the V8 CPU profiles that
- * `bench/remediation.ts burst … --js-profile=DIR` has the API and the worker write (every thread:
- * the worker's workflows run in a thread of their own). Only samples in the measured burst's
- * window count (DIR/window.json; the whole profile without it). Self time only: V8 does not
+ * `bench/remediation.ts burst … --js-profile=DIR` or `bench/gateway-accept.ts … --js-profile=DIR`
+ * has the API and the worker write (every thread: the worker's workflows run in a thread of their
+ * own). Only samples in the measured window (the burst, or the level's POSTs) count
+ * (DIR/window.json; the whole profile without it). Self time only: V8 does not
  * carry a call stack across an await, so inclusive time under-counts async code. What perf
  * cannot say (bench/cpu-profile.ts): which library a JavaScript function belongs to. A
  * diagnostic, not a test.
  *
  *   npx ts-node --transpile-only bench/remediation.ts burst 50 2 50 --js-profile=/tmp/js
+ *   npx ts-node --transpile-only bench/gateway-accept.ts 8000 100 --levels=50 --rate=400 --js-profile=/tmp/js
  *   npx ts-node --transpile-only bench/js-profile.ts /tmp/js [--top=20] [--min=5]
  *
  *   --top=N  packages and functions listed per thread (20)
@@ -85,7 +87,7 @@ function main() {
   const all = threads.reduce((sum, t) => sum + t.samples, 0);
   console.log(
     window
-      ? `samples in the burst's window (${((window.to - window.from) / 1e6).toFixed(1)} s): ${all}`
+      ? `samples in the measured window (${((window.to - window.from) / 1e6).toFixed(1)} s): ${all}`
       : `no window.json: every sample counts (${all})`,
   );
   const share = (n: number, of: number) => `${((100 * n) / of).toFixed(1)}%`;

@@ -1,4 +1,5 @@
-import { readFileSync } from 'fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'fs';
+import path from 'path';
 import { descendants } from '../test/harness/dev-process';
 
 /** A file of /proc/<pid>/, or '' once the process is gone. */
@@ -59,3 +60,23 @@ export const cpuTotal = (m: Map<string, number>) => [...m.values()].reduce((a, b
 /** `api 0.7, worker 5.8, …; total 14.8` */
 export const showCpu = (m: Map<string, number>) =>
   `${[...m].map(([name, seconds]) => `${name} ${seconds.toFixed(1)}`).join(', ')}; total ${cpuTotal(m).toFixed(1)}`;
+
+/**
+ * `--js-profile=DIR`: the Node flags that have a `foghorn dev` stack's Node processes write V8 CPU
+ * profiles of every thread into DIR as they exit (none without a DIR). bench/js-profile.ts reads
+ * them with the window writeProfileWindow leaves beside them.
+ */
+export function jsProfileFlags(dir: string | undefined): string[] {
+  if (!dir) return [];
+  mkdirSync(dir, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${path.resolve(dir)}`];
+}
+
+/** The clock V8's CPU profiles keep (CLOCK_MONOTONIC, in microseconds). */
+export const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
+
+/** What bench/js-profile.ts needs beside the profiles: the measured window, and whose each pid is. */
+export function writeProfileWindow(dir: string, devPid: number, from: number, to: number): void {
+  const processes = Object.fromEntries(stackProcesses(devPid).map((p) => [p.pid, p.name]));
+  writeFileSync(path.join(dir, 'window.json'), JSON.stringify({ from, to, processes }));
+}

@@ -19,7 +19,7 @@
  *                     with the measured burst's window; read them with bench/js-profile.ts DIR)
  * A burst also prints each process's CPU seconds from its first post until it settled.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import { loadavg, tmpdir } from 'os';
@@ -28,7 +28,16 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
 import type { CommandCounts } from '../store/command-counts';
-import { cpuBetween, cpuTotal, showCpu, stackCpu, stackProcesses } from './processes';
+import {
+  cpuBetween,
+  cpuTotal,
+  jsProfileFlags,
+  monotonicMicros,
+  showCpu,
+  stackCpu,
+  stackProcesses,
+  writeProfileWindow,
+} from './processes';
 import { percentile, runConcurrently } from './stats';
 import { flag, positional } from './args';
 
@@ -77,7 +86,6 @@ async function startStack(): Promise<Stack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-remediation-'));
   const countsDir = path.join(dataDir, 'store-commands');
   if (COMMANDS) mkdirSync(countsDir);
-  if (JS_PROFILE) mkdirSync(JS_PROFILE, { recursive: true });
   const env = await devEnv(dataDir);
   const dev = await startDev(
     {
@@ -89,7 +97,7 @@ async function startStack(): Promise<Stack> {
       KUBECONFIG: '', // no cluster: verification checks signals only
     },
     [],
-    JS_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(JS_PROFILE)}`] : [],
+    jsProfileFlags(JS_PROFILE),
   );
   const call = async (method: string, p: string, body?: unknown) => {
     const res = await fetch(dev.api + p, {
@@ -309,15 +317,6 @@ async function events(s: Stack, since: Date, size: number) {
   }
 }
 
-/** The clock V8's CPU profiles keep (CLOCK_MONOTONIC, in microseconds). */
-const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
-
-/** What bench/js-profile.ts needs beside the profiles: the measured burst's window, and whose each pid is. */
-function profileWindow(s: Stack, from: number, to: number) {
-  const processes = Object.fromEntries(stackProcesses(s.dev.child.pid!).map((p) => [p.pid, p.name]));
-  writeFileSync(path.join(JS_PROFILE!, 'window.json'), JSON.stringify({ from, to, processes }));
-}
-
 /** A search attribute's value as upserted (JSON in the payload). */
 const said = (data?: Uint8Array | null) => (data ? Buffer.from(data).toString() : '');
 
@@ -399,7 +398,7 @@ async function burstMode(size: number) {
     const posted = performance.now() - t0;
     const { incidents, plans } = await settle(s, namespace, size);
     const used = cpuBetween(before, cpu());
-    if (JS_PROFILE) profileWindow(s, burstFrom, monotonicMicros());
+    if (JS_PROFILE) writeProfileWindow(JS_PROFILE, s.dev.child.pid!, burstFrom, monotonicMicros());
     report(
       `burst: ${size} incidents at once (${BURST_SENDERS} senders, all posted in ${sec(posted)}), ` +
         (WARM > 0 ? `after a warm-up burst of ${WARM}` : 'on a fresh stack'),
