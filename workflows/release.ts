@@ -70,3 +70,8 @@ export const RELEASE_28: Release = {
 export const RESOLVE_IN_CLOSE = 'resolve-in-close';
 /** The thirtieth pass's release of the incident workflow. */
 export const RELEASE_30: Release = { name: 'release-30', patches: [RESOLVE_IN_CLOSE] };
+
+/** Incident runs before this change ran each plan as a child workflow; newer ones in their own run. */
+export const PLAN_IN_RUN = 'plan-in-run';
+/** The thirty-third pass's release of the incident workflow. */
+export const RELEASE_32: Release = { name: 'release-32', patches: [PLAN_IN_RUN] };

@@ -72,9 +72,12 @@ const acts = proxyActivities<RemediationActivities & ApprovalActivities>(STORE_C
 /**
  * The same bookkeeping run in the worker, inside the workflow task that asks for it: a marker in
  * the history instead of a round trip through the Temporal server each (docs/benchmarks.md,
- * "Thirteenth pass"). Safe here, where the fifth pass's were not in the incident workflow: a plan
- * makes these calls one at a time from its main flow, and its handlers only set variables, so
- * nothing else can add a command while one is in flight.
+ * "Thirteenth pass"). A plan makes these calls one at a time from its main flow. Since release-32
+ * it runs in its incident's workflow, whose handlers add commands while one is in flight: the
+ * fifth pass backed out local activities there after such a run replayed into a nondeterminism
+ * error, which the SDK's core has since fixed (it resolves local activities in the order of their
+ * markers, sdk-rust#1075). test/e2e/remediation-crash.test.ts kills the worker while operators
+ * and alerts keep those handlers busy during plans, and replays every history.
  */
 const books = proxyLocalActivities<RemediationActivities>(STORE_CALL_OPTIONS);
 /** Resolving a Kubernetes step reads the cluster: bounded like the reads, then the step fails. */
@@ -88,7 +91,9 @@ const http = proxyActivities<RemediationActivities>(HTTP_STEP_ACTIVITY_OPTIONS);
 /**
  * The same, run in the worker inside the workflow task: a request takes seconds, where its round
  * trip through the Temporal server as an activity cost a burst of plans as much again
- * (docs/benchmarks.md, "Twenty-fourth pass"). Safe for the same reason as the bookkeeping's.
+ * (docs/benchmarks.md, "Twenty-fourth pass"). Safe for the same reason as the bookkeeping's; in
+ * the incident's run, an operator's acknowledge that arrives meanwhile is handled when the
+ * request has answered or the workflow task heartbeats (8 s), whichever is first.
  */
 const localHttp = proxyLocalActivities<RemediationActivities>(HTTP_STEP_LOCAL_ACTIVITY_OPTIONS);
 /** Script steps, too, read their text from the plan record. */
@@ -138,16 +143,57 @@ interface Executed {
   undo: KubeStepInput[];
 }
 
+/** What a running plan is told: new firing signals that joined its incident, its alert clearing at source. */
+export interface PlanInbox {
+  joined: number;
+  sourceCleared: boolean;
+}
+
+/** Where a plan runs: its own workflow, or its incident's run (since release-32). */
+export interface PlanRun {
+  /** The patches the plan takes: its own workflow's release, or its incident run's. */
+  release: { started: boolean; has: (patch: string) => boolean };
+  inbox: PlanInbox;
+  /** Says the plan's state in the search attributes of the workflow it runs in. */
+  publish: (state: PlanState) => void;
+  /** The state said already (by its start): not said again. */
+  published?: string;
+  /**
+   * In its incident's workflow: a slow service must not hold up that workflow's task (and an
+   * operator's acknowledge with it), so HttpRequest steps run as activities there.
+   */
+  inIncident?: boolean;
+}
+
 /**
- * One remediation attempt (DESIGN §8), workflow id = the plan's name `RP-…`: an approval when the
- * plan needs one, then its steps one activity each (keyed by plan + step), then verification for
- * the runbook's window, and the rollback of what can be undone when the fix did not hold.
- * Cancelled (a person resolved the incident) it stops after the step in flight and records so.
+ * One remediation attempt as a workflow of its own, workflow id = the plan's name `RP-…`: how
+ * every plan ran before release-32, and how those still in flight finish.
  */
 export async function remediationWorkflow({ plan }: RemediationWorkflowInput): Promise<RemediationOutcome> {
   const release = sinceRelease(RELEASE_28, RELEASE_24, RELEASE_14);
+  const inbox: PlanInbox = { joined: 0, sourceCleared: false };
+  setHandler(signalJoinedSignal, () => void inbox.joined++);
+  setHandler(sourceResolvedSignal, () => void (inbox.sourceCleared = true));
+  const publish = (state: PlanState) =>
+    upsertSearchAttributes([
+      { key: REMEDIATION_STATE, value: state },
+      { key: INCIDENT, value: plan.incident },
+      { key: NAMESPACE, value: plan.namespace },
+      { key: RESOURCE, value: `${plan.resource.kind}/${plan.resource.name}` },
+    ]);
+  const published = workflowInfo().typedSearchAttributes.get(REMEDIATION_STATE);
+  return runRemediation(plan, { release, inbox, publish, ...(published && { published }) });
+}
+
+/**
+ * One remediation attempt (DESIGN §8): an approval when the plan needs one, then its steps one
+ * activity each (keyed by plan + step), then verification for the runbook's window, and the
+ * rollback of what can be undone when the fix did not hold. Cancelled (a person resolved the
+ * incident) it stops after the step in flight and records so.
+ */
+export async function runRemediation(plan: PreparedPlan, run: PlanRun): Promise<RemediationOutcome> {
+  const { release, inbox } = run;
   let state: PlanState = 'Pending';
-  let joined = 0;
   let fixedAt = new Date().toISOString();
   const executed: Executed[] = [];
   /** An approval asked for whose workflow has not given its outcome: expired if the plan is cancelled. */
@@ -157,15 +203,9 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
   const local = release.has(LOCAL_BOOKKEEPING);
   const book = local ? books : acts;
 
-  const publish = () =>
-    upsertSearchAttributes([
-      { key: REMEDIATION_STATE, value: state },
-      { key: INCIDENT, value: plan.incident },
-      { key: NAMESPACE, value: plan.namespace },
-      { key: RESOURCE, value: `${plan.resource.kind}/${plan.resource.name}` },
-    ]);
+  const publish = () => run.publish(state);
   /** The state its start said (`Executing` when that is its first move, since release-24): not said again. */
-  let published = workflowInfo().typedSearchAttributes.get(REMEDIATION_STATE);
+  let published = run.published;
   /** `recorded`: the record says `next` already (made so, or written with the last step). */
   const moveTo = async (next: PlanState, approval?: string, recorded = false) => {
     if (!recorded) await book.setPlanState({ plan: plan.name, state: next, ...(approval && { approval }) });
@@ -186,9 +226,6 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     publish();
     return { state: end, result, ...extra };
   };
-  let sourceCleared = false;
-  setHandler(signalJoinedSignal, () => void joined++);
-  setHandler(sourceResolvedSignal, () => void (sourceCleared = true));
   // Runs from before the release said again what their start had said.
   if (!release.started) publish();
 
@@ -197,7 +234,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
 
   try {
     if (plan.approval.required && !plan.agentic) {
-      if (sourceCleared)
+      if (inbox.sourceCleared)
         return await finish('Failed', 'the alert resolved at source before an approval was asked; nothing ran', {
           approval: 'expired',
           sourceResolved: true,
@@ -207,7 +244,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         return await finish('Failed', approvalText(decision, decision.name), {
           approval: decision.status,
           approvalName: decision.name,
-          ...(sourceCleared && decision.status === 'expired' ? { sourceResolved: true } : {}),
+          ...(inbox.sourceCleared && decision.status === 'expired' ? { sourceResolved: true } : {}),
         });
     }
     await moveTo('Executing', undefined, !!plan.recordedExecuting && release.has(PLAN_MADE_EXECUTING));
@@ -221,7 +258,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
         return await finish('Failed', end.result, {
           approval: end.status,
           approvalName: end.approval,
-          ...(sourceCleared && end.status === 'expired' ? { sourceResolved: true } : {}),
+          ...(inbox.sourceCleared && end.status === 'expired' ? { sourceResolved: true } : {}),
         });
     } else {
       for (const [index, action] of plan.actions.entries()) {
@@ -344,7 +381,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       }),
     );
     // (Rejected when the plan itself is cancelled: the scope is cancelled with it, nothing to do.)
-    void condition(() => sourceCleared).then(
+    void condition(() => inbox.sourceCleared).then(
       () => waiting.cancel(),
       () => undefined,
     );
@@ -352,7 +389,7 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
     try {
       outcome = await child;
     } catch (err) {
-      if (!(sourceCleared && isCancellation(err))) throw err;
+      if (!(inbox.sourceCleared && isCancellation(err))) throw err;
       // Cancelled before its workflow could answer: the record must not stay pending.
       const at = new Date().toISOString();
       await CancellationScope.nonCancellable(() =>
@@ -360,7 +397,8 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       );
       outcome = { status: 'expired', reason: 'incident resolved' };
     }
-    if (sourceCleared && outcome.status === 'expired') outcome = { ...outcome, reason: 'the alert resolved at source' };
+    if (inbox.sourceCleared && outcome.status === 'expired')
+      outcome = { ...outcome, reason: 'the alert resolved at source' };
     undecided = undefined;
     return { ...outcome, name: request.name };
   }
@@ -435,7 +473,8 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
       }
       case 'HttpRequest': {
         const p = action.params;
-        const r = await (release.has(LOCAL_HTTP_STEPS) ? localHttp : http).runHttpPlanStep({ plan: plan.name, index });
+        const inTask = release.has(LOCAL_HTTP_STEPS) && !run.inIncident;
+        const r = await (inTask ? localHttp : http).runHttpPlanStep({ plan: plan.name, index });
         if (!r.ok)
           throw ApplicationFailure.nonRetryable(
             `${p.method} answered ${r.status}${p.expectStatus ? ` (expected ${p.expectStatus})` : ''}`,
@@ -510,8 +549,8 @@ export async function remediationWorkflow({ plan }: RemediationWorkflowInput): P
   async function verification(): Promise<Verdict> {
     const windowMs = plan.verifyWindowMs;
     const window = formatDuration(windowMs);
-    const before = joined;
-    const newSignal = () => joined > before;
+    const before = inbox.joined;
+    const newSignal = () => inbox.joined > before;
     const started = Date.now();
     const signalText = `no new firing signal joined ${plan.incident} during the ${window} window`;
     if (!(kubeTarget && executed.length > 0)) {

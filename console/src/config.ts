@@ -10,7 +10,7 @@ export const config = {
   temporalUi: meta('foghorn-temporal-ui').replace(/\/+$/, ''),
 };
 
-/** The Temporal UI page of a workflow (an incident's, a plan's or an approval's id is its name). */
+/** The Temporal UI page of a workflow (an incident's or an approval's id is its name). */
 export function workflowLink(workflowId: string): string | undefined {
   return config.temporalUi ? `${config.temporalUi}/workflows/${encodeURIComponent(workflowId)}` : undefined;
 }

@@ -1,4 +1,6 @@
 import { AppsV1Api } from '@kubernetes/client-node';
+import { Client, Connection } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { createServer, type Server, type ServerResponse } from 'http';
 import type { AddressInfo } from 'net';
@@ -14,6 +16,7 @@ import {
 } from '../harness/kube';
 import { killAll, survivors, until } from '../harness/processes';
 import { useSplitStack, type SplitStack } from '../harness/split-stack';
+import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
 
 /**
  * Remediation under kill -9 of the worker (issue 10 §5), end to end: the Temporal dev server in
@@ -23,6 +26,9 @@ import { useSplitStack, type SplitStack } from '../harness/split-stack';
  *    deliveries of its step, the API server's audit log one scale and one restart patch.
  * 2. Killed while a plan waits for its approval: the approval still expires on time (a durable
  *    timer), the incident is escalated, and no step ran.
+ * 3. Killed three times while operators acknowledge, snooze and resolve, and alerts join, the
+ *    incidents whose plans run in their workflows (release-32) with local activities: every
+ *    incident settles, and every history replays without a nondeterminism error.
  */
 
 jest.setTimeout(25 * 60_000);
@@ -293,4 +299,128 @@ it('a worker killed while a plan waits for approval: the approval expires on tim
   expect((await kube.writes({ name: WAITING })).filter((w) => w.dryRun).length).toBeGreaterThan(0);
   const deployment = await apps.readNamespacedDeployment({ name: WAITING, namespace: NS });
   expect(deployment.spec?.replicas).toBe(1);
+});
+
+it('a worker killed three times while operators and alerts act on incidents whose plans run: all settle, every history replays', async () => {
+  receiver.release(); // answer at once from here on
+  await createRunbook({
+    name: 'crash-busy-steps',
+    description: 'tell the service, wait, tell it again',
+    approvalRequired: false,
+    steps: [
+      {
+        type: 'HttpRequest',
+        params: { method: 'POST', url: `${receiver.url}/busy/{{deployment}}`, expectStatus: 200 },
+      },
+      { type: 'Wait', params: { duration: '3s' } },
+      {
+        type: 'HttpRequest',
+        params: { method: 'POST', url: `${receiver.url}/again/{{deployment}}`, expectStatus: 200 },
+      },
+    ],
+  });
+  const deployments = Array.from({ length: 8 }, (_, i) => `busy-${i + 1}`);
+  const incidents: string[] = [];
+  for (const deployment of deployments) {
+    const res = await stack.call('POST', '/incidents', {
+      resource: `Deployment/${deployment}`,
+      namespace: NS,
+      signalType: 'Custom',
+      severity: 'low',
+      description: `${deployment} needs a hand`,
+    });
+    expect(res).toMatchObject({ status: 201 });
+    incidents.push(res.body.metadata.name);
+  }
+
+  // Operators and the alert source keep the incidents' handlers busy while their plans run.
+  const acknowledged = new Set<string>();
+  const resolvedByOperator = new Set<string>();
+  let running = true;
+  const act = async (i: number) => {
+    const incident = incidents[i];
+    for (let round = 0; running; round++) {
+      const calls: [string, unknown][] = [
+        [`/incidents/${incident}/acknowledge?namespace=${NS}`, { acknowledgedBy: 'alice', message: 'watching' }],
+        [
+          `/incidents/${incident}/snooze?namespace=${NS}`,
+          { duration: '5m', reason: 'fix running', snoozedBy: 'alice' },
+        ],
+      ];
+      // Half the incidents get new firing signals (their plans' verification fails); two are resolved.
+      if (i % 2 === 0)
+        calls.push([
+          '/incidents',
+          { resource: `Deployment/${deployments[i]}`, namespace: NS, signalType: 'HighMemory', description: 'again' },
+        ]);
+      if (i >= 6 && round === 3)
+        calls.push([`/incidents/${incident}/resolve?namespace=${NS}`, { resolution: 'by hand' }]);
+      for (const [p, body] of calls) {
+        const res = await stack.call('POST', p, body).catch(() => ({ status: 0 }));
+        if (res.status === 200 && p.includes('/acknowledge')) acknowledged.add(incident);
+        if (res.status === 200 && p.includes('/resolve')) resolvedByOperator.add(incident);
+      }
+      await new Promise((r) => setTimeout(r, 500 + Math.random() * 1_000));
+    }
+  };
+  const load = incidents.map((_, i) => act(i));
+  try {
+    for (let kill = 1; kill <= 3; kill++) {
+      await new Promise((r) => setTimeout(r, 4_000 + Math.random() * 4_000));
+      await stack.crashWorker();
+      await stack.startWorker();
+    }
+    await new Promise((r) => setTimeout(r, 3_000));
+  } finally {
+    running = false;
+    await Promise.all(load);
+  }
+
+  const settled = ['Resolved', 'Escalated', 'Failed'];
+  for (const incident of incidents)
+    await until(
+      `${incident} settled`,
+      async () => settled.includes(await incidentState(incident)),
+      600_000,
+      stack.output,
+    );
+  for (const incident of incidents) {
+    const plans = await plansOf(incident);
+    expect(plans.length).toBeGreaterThan(0);
+    for (const plan of plans)
+      expect(['Completed', 'Failed', 'RolledBack']).toContain((await finalPlan(plan.name, 120_000)).status.state);
+    const detail = (await stack.call('GET', `/incidents/${incident}`)).body;
+    if (acknowledged.has(incident)) expect(detail.status.acknowledged).toBe(true);
+    if (resolvedByOperator.has(incident)) expect(detail.status.state).toBe('Resolved');
+  }
+  expect(acknowledged.size).toBeGreaterThan(0);
+
+  // Each HTTP step went out under one key, however often a kill made it go out again.
+  const byPath = new Map<string, Set<string>>();
+  for (const d of receiver.deliveries.filter((d) => /^\/(busy|again)\//.test(d.path)))
+    byPath.set(d.path, (byPath.get(d.path) ?? new Set()).add(d.key));
+  for (const keys of byPath.values()) expect(keys.size).toBe(1);
+
+  // No workflow task failed (a nondeterminism error fails every task of its run), and every
+  // history replays on this code.
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  try {
+    const client = new Client({ connection });
+    const histories = [];
+    for (const workflowId of incidents) {
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      const failed = (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes);
+      expect(failed.map((e) => e.workflowTaskFailedEventAttributes!.failure?.message)).toEqual([]);
+      histories.push({ workflowId, history });
+    }
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories(
+      { workflowsPath: require.resolve('../../workflows'), bundlerOptions: WORKFLOW_BUNDLER_OPTIONS },
+      histories,
+    ))
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    expect(failures).toEqual([]);
+  } finally {
+    await connection.close();
+  }
 });

@@ -40,21 +40,3 @@ function states(key: string, events: HistoryEvent[]): { started?: string; upsert
 export const remediationStates = (events: HistoryEvent[]) => states(REMEDIATION_STATE.name, events);
 /** The incident state a run started with, and the states it upserted, in order. */
 export const incidentStates = (events: HistoryEvent[]) => states(INCIDENT_STATE.name, events);
-
-/**
- * The signals a run sent to its child `child`, each with whether the child had started by then
- * (its ChildWorkflowExecutionStarted came earlier in the history), and how many the server could
- * not deliver.
- */
-export function signalsToChild(events: HistoryEvent[], child: string): { afterStart: boolean[]; failed: number } {
-  let started = false;
-  const afterStart: boolean[] = [];
-  let failed = 0;
-  for (const e of events) {
-    if (e.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId === child) started = true;
-    if (e.signalExternalWorkflowExecutionInitiatedEventAttributes?.workflowExecution?.workflowId === child)
-      afterStart.push(started);
-    if (e.signalExternalWorkflowExecutionFailedEventAttributes?.workflowExecution?.workflowId === child) failed++;
-  }
-  return { afterStart, failed };
-}

@@ -12,13 +12,14 @@ export interface ReceivedRequest {
   at: number;
 }
 
+type Answer = number | { status: number; headers: Record<string, string> };
+
 /**
  * A real HTTP listener standing in for the services runbook HttpRequest steps call: it records
- * every request and answers `answerFor(url)`: a status (200 by default), or a status with headers.
+ * every request and answers `answerFor(url)`: a status (200 by default), or a status with headers,
+ * or a promise of one (the request waits for its answer until it settles).
  */
-export async function useStepReceiver(
-  answerFor: (url: string) => number | { status: number; headers: Record<string, string> } = () => 200,
-) {
+export async function useStepReceiver(answerFor: (url: string) => Answer | Promise<Answer> = () => 200) {
   const received: ReceivedRequest[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -32,9 +33,10 @@ export async function useStepReceiver(
         body,
         at: Date.now(),
       });
-      const answer = answerFor(url);
-      const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
-      res.writeHead(status, headers).end('ok');
+      void Promise.resolve(answerFor(url)).then((answer) => {
+        const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
+        if (!res.destroyed) res.writeHead(status, headers).end('ok');
+      });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -43,6 +45,10 @@ export async function useStepReceiver(
     received,
     /** How many requests reached exactly `path`. */
     hits: (path: string) => received.filter((r) => r.url === path).length,
-    stop: () => new Promise<void>((r) => server.close(() => r())),
+    stop: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections(); // requests still waiting for their answer
+        server.close(() => r());
+      }),
   };
 }

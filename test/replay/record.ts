@@ -146,7 +146,8 @@ async function main(): Promise<void> {
       await gw.client.workflow.getHandle(fixed).result();
       const [plan] = (await get(`/remediations?incident=${fixed}`)).body.items;
       await save(gw.client, label, fixed, 'incident-remediated');
-      await save(gw.client, label, plan.name, 'remediation-completed');
+      // Since release-32 the plan runs in the incident's workflow: no history of its own.
+      if (await exists(gw.client, plan.name)) await save(gw.client, label, plan.name, 'remediation-completed');
 
       const waiting = await remediate('Deployment/feed', 'HighLatency');
       const pending = await gw.eventually(
@@ -167,8 +168,21 @@ async function main(): Promise<void> {
         (events) => events.some((e) => e.timerStartedEventAttributes),
         60_000,
       );
+      // An operator and the alert source act while the plan waits (v0.20 on): their handlers run
+      // beside the plan's local activities.
+      await act(waiting, 'acknowledge', { acknowledgedBy: 'alice', message: 'watching' });
+      await gw.call('POST', '/incidents', {
+        token: gw.tokens.operator,
+        body: { resource: 'Deployment/feed', namespace: 'shop', signalType: 'HighMemory', description: 'again' },
+      });
+      await gw.eventually(
+        () => get(`/incidents/${waiting}`),
+        (r) => r.body.status?.correlatedSignals === 1,
+        60_000,
+      );
       await save(gw.client, label, waiting, 'incident-remediating-running');
-      await save(gw.client, label, approval.plan, 'remediation-awaiting-approval');
+      if (await exists(gw.client, approval.plan))
+        await save(gw.client, label, approval.plan, 'remediation-awaiting-approval');
       await save(gw.client, label, approval.name, 'approval-pending');
 
       // 6. Escalation (v0.5 on): a policy's ladder past L2, running; another one resolved.

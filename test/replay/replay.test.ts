@@ -6,6 +6,7 @@ import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
 import { incidentStates, localActivityMarkers, remediationStates } from '../harness/history';
 import {
   LOCAL_HTTP_STEPS,
+  PLAN_IN_RUN,
   PLAN_MADE_EXECUTING,
   RELEASE_14,
   RELEASE_19,
@@ -13,6 +14,7 @@ import {
   RELEASE_25,
   RELEASE_28,
   RELEASE_30,
+  RELEASE_32,
   RESOLVE_IN_CLOSE,
   STARTED_ANALYZING,
   TRIAGE_DRAINS_INBOX,
@@ -36,7 +38,7 @@ const patchIds = (events: temporal.api.history.v1.IHistoryEvent[]) =>
   });
 
 /** The releases, newest first (workflows/release.ts). */
-const RELEASES = [RELEASE_30, RELEASE_28, RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14];
+const RELEASES = [RELEASE_32, RELEASE_30, RELEASE_28, RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14];
 /**
  * Whether a run took `patch`: its own marker, or that of the release it started on, which stands
  * for every patch but those of the releases after it.
@@ -151,6 +153,32 @@ describe('replay of recorded histories', () => {
     }
   });
 
+  it('has remediated incident histories of both plans: a child workflow, and in the run, beside handlers', () => {
+    const incidents = files
+      .map((f) => load(f).events)
+      .filter((events) => events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'incidentWorkflow');
+    const byChild = incidents.filter((events) => startedChild(events, 'remediationWorkflow'));
+    const inRun = incidents.filter((events) => remediationStates(events).upserted.length > 0);
+    expect(byChild.length).toBeGreaterThan(0);
+    expect(inRun.length).toBeGreaterThan(0);
+    for (const events of inRun) {
+      expect(took(events, PLAN_IN_RUN)).toBe(true);
+      expect(startedChild(events, 'remediationWorkflow')).toBe(false);
+      // The plan's bookkeeping is local activities of the incident's run; it is told by variables.
+      expect(localActivityMarkers(events).length).toBeGreaterThan(0);
+      expect(events.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toBe(false);
+    }
+    for (const events of byChild) expect(took(events, PLAN_IN_RUN)).toBe(false);
+    // One waited for its approval while an operator acknowledged and a new signal joined: their
+    // handlers ran beside the plan's local activities.
+    const busy = inRun.filter(
+      (events) =>
+        events.some((e) => e.workflowExecutionUpdateAcceptedEventAttributes) &&
+        events.some((e) => e.workflowExecutionSignaledEventAttributes),
+    );
+    expect(busy.length).toBeGreaterThan(0);
+  });
+
   it('has completed plan histories of both bookkeepings: activities, and local activities', () => {
     const plans = completedRuns('remediationWorkflow');
     const local = plans.filter((events) => took(events, 'local-plan-bookkeeping'));
@@ -167,6 +195,7 @@ describe('replay of recorded histories', () => {
       ['incidentWorkflow', RELEASE_25],
       ['incidentWorkflow', RELEASE_28],
       ['incidentWorkflow', RELEASE_30],
+      ['incidentWorkflow', RELEASE_32],
       ['remediationWorkflow', RELEASE_14],
       ['remediationWorkflow', RELEASE_24],
       ['remediationWorkflow', RELEASE_28],

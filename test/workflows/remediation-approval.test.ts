@@ -1,7 +1,7 @@
 import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
 import type { UserRole } from '../../domain/roles';
 import { createRunbook } from '../../store/runbooks';
-import { APPROVAL_STATUS, REMEDIATION_STATE } from '../../workflows/search-attributes';
+import { APPROVAL_STATUS, INCIDENT, REMEDIATION_STATE } from '../../workflows/search-attributes';
 import { approvalAwaitingDecision } from '../harness/approvals';
 import { useStack } from '../harness/stack';
 import { useStepReceiver } from '../harness/step-receiver';
@@ -147,8 +147,10 @@ describe('remediation plans that need an approval', () => {
 
     const aprAttrs = (await s.client.workflow.getHandle(aprName).describe()).typedSearchAttributes;
     expect(aprAttrs.get(APPROVAL_STATUS)).toBe('pending');
-    const rpAttrs = (await s.client.workflow.getHandle(plan.name).describe()).typedSearchAttributes;
+    // The plan runs in its incident's workflow (release-32), which says its state.
+    const rpAttrs = (await s.client.workflow.getHandle(incident).describe()).typedSearchAttributes;
     expect(rpAttrs.get(REMEDIATION_STATE)).toBe('Pending');
+    expect(rpAttrs.get(INCIDENT)).toBe(incident);
     expect((await get(`/incidents/${incident}`)).body.status.state).toBe('Remediating');
     expect(hits('/approve/fix')).toBe(0); // nothing runs before the decision
 

@@ -70,10 +70,29 @@ async function untilState(name: string, state: string) {
 }
 const timeline = async (name: string): Promise<Json[]> => (await get(`/incidents/${name}/timeline`)).body.events;
 const plans = async (name: string): Promise<Json[]> => (await get(`/remediations?incident=${name}`)).body.items;
-/** A plan's history, and whether any of its steps went out as an activity task (not a local one). */
-async function planHistory(plan: string) {
-  const events = (await s.client.workflow.getHandle(plan).fetchHistory()).events ?? [];
-  return { events, activityTasks: events.some((e) => e.activityTaskScheduledEventAttributes) };
+/**
+ * The history a plan ran in (its incident's, since release-32), and each HttpRequest step's
+ * activity, in order: the attempt its task started with (the server records a retried
+ * activity's last attempt only), and how long after its scheduling that attempt started, in
+ * the server's time (which time skipping advances over a retry's delay).
+ */
+async function planHistory(incident: string) {
+  const events = (await s.client.workflow.getHandle(incident).fetchHistory()).events ?? [];
+  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+  const scheduledAt = new Map(
+    events.flatMap((e) =>
+      e.activityTaskScheduledEventAttributes?.activityType?.name === 'runHttpPlanStep'
+        ? [[Number(e.eventId), ms(e.eventTime)] as const]
+        : [],
+    ),
+  );
+  const httpSteps = events.flatMap((e) => {
+    const started = e.activityTaskStartedEventAttributes;
+    const at = started ? scheduledAt.get(Number(started.scheduledEventId)) : undefined;
+    return started && at !== undefined ? [{ attempt: started.attempt ?? 1, afterMs: ms(e.eventTime) - at }] : [];
+  });
+  return { events, httpAttempts: httpSteps.map((h) => h.attempt), httpSteps };
 }
 
 describe('runbook remediation without a cluster', () => {
@@ -155,31 +174,39 @@ describe('runbook remediation without a cluster', () => {
       result: expect.stringContaining('Completed'),
     });
 
-    const described = await s.client.workflow.getHandle(plan.name).describe();
+    // The plan ran in its incident's workflow (release-32): no workflow of its own, its state
+    // said in the incident's search attributes.
+    expect(
+      await s.client.workflow
+        .getHandle(plan.name)
+        .describe()
+        .catch((err: Error) => err.name),
+    ).toBe('WorkflowNotFoundError');
+    const described = await s.client.workflow.getHandle(name).describe();
     expect(described.typedSearchAttributes.get(REMEDIATION_STATE)).toBe('Completed');
 
-    // The HttpRequest step ran as a local activity (release-24): a marker, no activity task.
-    const { events: history, activityTasks } = await planHistory(plan.name);
-    expect(activityTasks).toBe(false);
-    const httpSteps = localActivityMarkers(history).filter((m) => m.activity_type === 'runHttpPlanStep');
-    expect(httpSteps).toHaveLength(1);
-    // It started Executing (its first move, said by the incident at its start): not upserted again.
-    expect(remediationStates(history)).toEqual({ started: 'Executing', upserted: ['Verifying', 'Completed'] });
+    // The HttpRequest step ran as an activity (in the incident's run, a slow service must not
+    // hold up its workflow task), its bookkeeping as local activities.
+    const { events: history, httpAttempts } = await planHistory(name);
+    expect(httpAttempts).toEqual([1]);
+    expect(history.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toBe(false);
+    // Executing (its first move) was said with the incident's move to Remediating, in one upsert.
+    expect(remediationStates(history)).toEqual({ upserted: ['Executing', 'Verifying', 'Completed'] });
     // Release-28: its record was made Executing, and Verifying rode with the last step's record,
     // so neither was a write of its own; the record still went through both.
     expect(localActivityMarkers(history).map((m) => m.activity_type)).toEqual([
-      'runHttpPlanStep',
       'recordStep',
       'recordStep',
       'finishPlan',
     ]);
     expect(plan.actions.map((a: Json) => a.outcome)).toEqual(['ok', 'ok']);
     // The incident started Analyzing (said by its starter): its first upsert is Remediating.
-    const incidentHistory = (await s.client.workflow.getHandle(name).fetchHistory()).events ?? [];
-    expect(incidentStates(incidentHistory)).toEqual({ started: 'Analyzing', upserted: ['Remediating', 'Resolved'] });
+    expect(incidentStates(history)).toEqual({ started: 'Analyzing', upserted: ['Remediating', 'Resolved'] });
+    const remediating = history.find((e) => incidentStates([history[0], e]).upserted[0] === 'Remediating')!;
+    expect(remediationStates([history[0], remediating]).upserted).toEqual(['Executing']);
   });
 
-  it("a step answered 503 is retried inside its local activity, after the receiver's Retry-After, with the same key", async () => {
+  it("a step answered 503 is retried by its activity, after the receiver's Retry-After, with the same key", async () => {
     await runbook({
       name: 'custom-flaky-receiver',
       category: 'custom',
@@ -199,18 +226,14 @@ describe('runbook remediation without a cluster', () => {
 
     const hits = received.filter((r) => r.url === '/flaky/worker-1');
     expect(hits.map((r) => r.key)).toEqual([`"${plan.name}/0"`, `"${plan.name}/0"`]);
-    // Retry-After said 6 s; the step's own back-off would have been 2 s. Only a floor: load adds.
-    expect(hits[1].at - hits[0].at).toBeGreaterThanOrEqual(5_500);
     const executed = (await timeline(name)).filter((e) => e.type === 'ActionExecuted');
     expect(executed.map((e) => e.details.outcome)).toEqual(['ok']);
 
-    // Both attempts in one local activity: its marker says attempt 2, and no activity task was scheduled.
-    const { events: history, activityTasks } = await planHistory(plan.name);
-    expect(activityTasks).toBe(false);
-    const steps = localActivityMarkers(history).flatMap((m) =>
-      m.activity_type === 'runHttpPlanStep' ? [m.attempt] : [],
-    );
-    expect(steps).toEqual([2]);
+    // Both attempts in one activity: scheduled once, its task started on attempt 2. Retry-After
+    // said 6 s; the step's own back-off would have been 2 s. Only a floor: load adds.
+    const { httpSteps } = await planHistory(name);
+    expect(httpSteps.map((h) => h.attempt)).toEqual([2]);
+    expect(httpSteps[0].afterMs).toBeGreaterThanOrEqual(5_500);
   });
 
   it('a missing template parameter fails the plan before any step runs', async () => {
@@ -292,12 +315,10 @@ describe('secrets in HttpRequest steps', () => {
     expect(received.find((r) => r.url === '/authed')?.body).toBe('payload'); // read from the plan record
 
     const seen: string[] = [];
-    for (const id of [name, plan.name]) {
-      const history = await s.client.workflow.getHandle(id).fetchHistory();
-      seen.push(
-        JSON.stringify(history.events, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v)),
-      );
-    }
+    const history = await s.client.workflow.getHandle(name).fetchHistory(); // the plan's too (release-32)
+    seen.push(
+      JSON.stringify(history.events, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v)),
+    );
     seen.push(JSON.stringify(await timeline(name)));
     seen.push(JSON.stringify((await get(`/remediations/${plan.name}`)).body));
     seen.push(JSON.stringify((await get('/runbooks/custom-authed-call')).body));

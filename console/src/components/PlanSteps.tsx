@@ -5,9 +5,12 @@ import type { Plan } from '../types';
 import { Badge } from './Badge';
 import { Facts, TableScroll } from './Layout';
 
-/** A remediation plan: its facts and its steps with how each went. */
+/**
+ * A remediation plan: its facts and its steps with how each went. Its Temporal link is its
+ * incident's workflow: a plan runs there (release-32), and one from before shows as its child.
+ */
 export function PlanSteps({ plan }: { plan: Plan }) {
-  const temporal = workflowLink(plan.name);
+  const temporal = workflowLink(plan.issueRef);
   return (
     <div className="plan" data-plan={plan.name}>
       <h3>
