@@ -217,7 +217,7 @@ describe('replay of recorded histories', () => {
     for (const events of inTriage) expect(activities(events)[0]).toBe('drainAndTriage');
   });
 
-  it('has plan histories of both HttpRequest steps: an activity, and a local activity', () => {
+  it('has plan histories of the three HttpRequest steps: an activity, a local activity, and an activity of the incident', () => {
     const withHttp = files
       .map((f) => load(f).events)
       .filter(
@@ -225,10 +225,22 @@ describe('replay of recorded histories', () => {
           activities(events).includes('runHttpPlanStep') ||
           localActivityMarkers(events).some((m) => m.activity_type === 'runHttpPlanStep'),
       );
-    const local = withHttp.filter((events) => took(events, LOCAL_HTTP_STEPS));
+    const isPlan = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+      events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'remediationWorkflow';
+    const plans = withHttp.filter(isPlan);
+    const local = plans.filter((events) => took(events, LOCAL_HTTP_STEPS));
     expect(local.length).toBeGreaterThan(0);
-    expect(withHttp.length).toBeGreaterThan(local.length);
+    expect(plans.length).toBeGreaterThan(local.length);
     for (const events of local) expect(activities(events)).not.toContain('runHttpPlanStep');
+    // In the incident's run (release-32) the step is an activity again: it must not hold up the
+    // incident's workflow task while the service answers.
+    const inRun = withHttp.filter((events) => !isPlan(events));
+    expect(inRun.length).toBeGreaterThan(0);
+    for (const events of inRun) {
+      expect(took(events, PLAN_IN_RUN)).toBe(true);
+      expect(activities(events)).toContain('runHttpPlanStep');
+      expect(localActivityMarkers(events).map((m) => m.activity_type)).not.toContain('runHttpPlanStep');
+    }
   });
 
   it('has plan histories of both starts: Pending, and Executing when that is its first move (not upserted again)', () => {
