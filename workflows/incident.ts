@@ -34,7 +34,14 @@ import {
   type LiveState,
   type ResolveRequest,
 } from '../domain/incident-requests';
-import { chooseStrategy, giveUpReason, type RemediationOptions, type Strategy } from '../domain/remediation';
+import {
+  chooseStrategy,
+  FINAL_PLAN_STATES,
+  giveUpReason,
+  type PlanState,
+  type RemediationOptions,
+  type Strategy,
+} from '../domain/remediation';
 import { startsExecuting, type PreparedPlan } from '../domain/remediation-plan';
 import {
   acknowledgeUpdate,
@@ -156,8 +163,14 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       : Promise.resolve();
   const resolved = () => live.state === 'Resolved';
 
-  /** `planState`: the state of the plan running in this run, said with the incident's. */
-  const publish = (planState?: string) =>
+  /**
+   * The end of the plan that ran in this run, when it is yet to be said: with the resolve it
+   * leads to (a verified plan), one upsert for both.
+   */
+  let planEnd: string | undefined;
+  /** `planState`: the state of the plan in this run, said with the incident's. */
+  const publish = (planState = planEnd) => {
+    planEnd = undefined;
     upsertSearchAttributes([
       { key: INCIDENT, value: name },
       { key: INCIDENT_STATE, value: live.state },
@@ -166,6 +179,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       { key: RESOURCE, value: input.resource },
       ...(planState ? [{ key: REMEDIATION_STATE, value: planState }] : []),
     ]);
+  };
   const moveTo = async (
     state: IncidentState,
     event?: Parameters<IncidentActivities['setIncidentState']>[0]['event'],
@@ -541,12 +555,19 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
       planInbox = inbox;
       publish(first);
       const said = (state: string) => upsertSearchAttributes([{ key: REMEDIATION_STATE, value: state }]);
-      const run = { release, inbox, publish: said, published: first, inIncident: true };
-      return settle(
+      const sayOrKeep = (state: PlanState) => (FINAL_PLAN_STATES.includes(state) ? (planEnd = state) : said(state));
+      const run = { release, inbox, publish: sayOrKeep, published: first, inIncident: true };
+      const outcome = await settle(
         plan,
         scope,
         scope.run(() => runRemediation(plan, run)),
       );
+      // Only a verified plan's end is said with the resolve that follows at once; any other now.
+      if (planEnd && (outcome.state !== 'Completed' || resolved())) {
+        said(planEnd);
+        planEnd = undefined;
+      }
+      return outcome;
     }
     const options = {
       workflowId: plan.name,

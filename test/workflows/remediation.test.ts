@@ -190,7 +190,8 @@ describe('runbook remediation without a cluster', () => {
     const { events: history, httpAttempts } = await planHistory(name);
     expect(httpAttempts).toEqual([1]);
     expect(history.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toBe(false);
-    // Executing (its first move) was said with the incident's move to Remediating, in one upsert.
+    // Executing (its first move) was said with the incident's move to Remediating, in one upsert,
+    // and Completed with the resolve.
     expect(remediationStates(history)).toEqual({ upserted: ['Executing', 'Verifying', 'Completed'] });
     // Release-28: its record was made Executing, and Verifying rode with the last step's record,
     // so neither was a write of its own; the record still went through both.
@@ -204,6 +205,9 @@ describe('runbook remediation without a cluster', () => {
     expect(incidentStates(history)).toEqual({ started: 'Analyzing', upserted: ['Remediating', 'Resolved'] });
     const remediating = history.find((e) => incidentStates([history[0], e]).upserted[0] === 'Remediating')!;
     expect(remediationStates([history[0], remediating]).upserted).toEqual(['Executing']);
+    // And its end, Completed, with the resolve it led to.
+    const resolvedBySystem = history.find((e) => incidentStates([history[0], e]).upserted[0] === 'Resolved')!;
+    expect(remediationStates([history[0], resolvedBySystem]).upserted).toEqual(['Completed']);
   });
 
   it("a step answered 503 is retried by its activity, after the receiver's Retry-After, with the same key", async () => {
