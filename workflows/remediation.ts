@@ -91,9 +91,9 @@ const http = proxyActivities<RemediationActivities>(HTTP_STEP_ACTIVITY_OPTIONS);
 /**
  * The same, run in the worker inside the workflow task: a request takes seconds, where its round
  * trip through the Temporal server as an activity cost a burst of plans as much again
- * (docs/benchmarks.md, "Twenty-fourth pass"). Safe for the same reason as the bookkeeping's; in
- * the incident's run, an operator's acknowledge that arrives meanwhile is handled when the
- * request has answered or the workflow task heartbeats (8 s), whichever is first.
+ * (docs/benchmarks.md, "Twenty-fourth pass"). Only in a plan's own workflow (runs from before
+ * release-32): in the incident's run it would hold up an operator's acknowledge until the service
+ * answered, so the step is an activity there (`PlanRun.inIncident`).
  */
 const localHttp = proxyLocalActivities<RemediationActivities>(HTTP_STEP_LOCAL_ACTIVITY_OPTIONS);
 /** Script steps, too, read their text from the plan record. */
