@@ -396,7 +396,8 @@ it('a worker killed three times while operators and alerts act on incidents whos
     );
   for (const incident of incidents) {
     const plans = await plansOf(incident);
-    expect(plans.length).toBeGreaterThan(0);
+    // (One resolved by hand before its triage ended may have none.)
+    if (!resolvedByOperator.has(incident)) expect(plans.length).toBeGreaterThan(0);
     for (const plan of plans)
       expect(['Completed', 'Failed', 'RolledBack']).toContain((await finalPlan(plan.name, 120_000)).status.state);
     const detail = (await stack.call('GET', `/incidents/${incident}`)).body;
