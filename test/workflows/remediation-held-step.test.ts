@@ -20,14 +20,15 @@ type Json = any;
 let s: Awaited<ReturnType<typeof useStack>>;
 let receiver: Awaited<ReturnType<typeof useStepReceiver>>;
 let answer: () => void = () => undefined;
-/** Answered when the test says so, or after 3 minutes (a failing test ends instead of hanging). */
-const held = new Promise<number>((resolve) => {
-  answer = () => resolve(200);
-  setTimeout(answer, 180_000).unref();
-});
+/** Answered when the test says so, or 3 minutes after it came (a failing test ends instead of hanging). */
+const hold = () =>
+  new Promise<number>((resolve) => {
+    answer = () => resolve(200);
+    setTimeout(answer, 180_000).unref();
+  });
 
 beforeAll(async () => {
-  receiver = await useStepReceiver((url) => (url.startsWith('/held') ? held : 200));
+  receiver = await useStepReceiver((url) => (url.startsWith('/held') ? hold() : 200));
   s = await useStack({ realTime: true });
   const created = await createRunbook(
     runbookSpecSchema.parse({
