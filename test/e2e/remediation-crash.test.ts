@@ -17,6 +17,7 @@ import {
 import { killAll, survivors, until } from '../harness/processes';
 import { useSplitStack, type SplitStack } from '../harness/split-stack';
 import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
+import { FINAL_PLAN_STATES } from '../../domain/remediation';
 
 /**
  * Remediation under kill -9 of the worker (issue 10 §5), end to end: the Temporal dev server in
@@ -177,7 +178,7 @@ async function finalPlan(plan: string, timeoutMs = 600_000): Promise<Json> {
   let detail: Json;
   await until(
     `plan ${plan} final`,
-    async () => ['Completed', 'Failed', 'RolledBack'].includes((detail = await planDetail(plan)).status.state),
+    async () => FINAL_PLAN_STATES.includes((detail = await planDetail(plan)).status.state),
     timeoutMs,
     stack.output,
   );
@@ -370,7 +371,7 @@ it('a worker killed three times while operators and alerts act on incidents whos
   const runningAtKill: number[] = [];
   const running = async () => {
     const plans = (await Promise.all(incidents.map(plansOf))).flat();
-    return plans.filter((p) => !['Completed', 'Failed', 'RolledBack'].includes(p.state)).length;
+    return plans.filter((p) => !FINAL_PLAN_STATES.includes(p.state)).length;
   };
   try {
     for (let kill = 1; kill <= 3; kill++) {
@@ -398,8 +399,7 @@ it('a worker killed three times while operators and alerts act on incidents whos
     const plans = await plansOf(incident);
     // (One resolved by hand before its triage ended may have none.)
     if (!resolvedByOperator.has(incident)) expect(plans.length).toBeGreaterThan(0);
-    for (const plan of plans)
-      expect(['Completed', 'Failed', 'RolledBack']).toContain((await finalPlan(plan.name, 120_000)).status.state);
+    for (const plan of plans) expect(FINAL_PLAN_STATES).toContain((await finalPlan(plan.name, 120_000)).status.state);
     const detail = (await stack.call('GET', `/incidents/${incident}`)).body;
     if (acknowledged.has(incident)) expect(detail.status.acknowledged).toBe(true);
     if (resolvedByOperator.has(incident)) expect(detail.status.state).toBe('Resolved');
