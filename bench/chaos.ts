@@ -31,6 +31,8 @@ async function main() {
         `${target.padEnd(8)} kills=${r.kills} alerts sent=${r.alertsSent} acknowledged=${r.alertsAcknowledged} ` +
           `incidents=${r.incidents} lost=${r.alertsLost} duplicated=${r.alertsDuplicated} namesReused=${r.namesReused} ` +
           `inconsistent=${r.inconsistent} incompleteTimelines=${r.incompleteTimelines} unknownToTemporal=${r.unknownToTemporal} | ` +
+          `plans=${r.plans} unsettled=${r.plansUnsettled} stepsRepeated=${r.stepsRepeated} ` +
+          `remediationInconsistent=${r.remediationInconsistent} | ` +
           `chat accepted=${r.chatMessagesAccepted} answered=${r.chatMessagesAnswered} unanswered=${r.chatMessagesUnanswered} ` +
           `answeredTwice=${r.chatMessagesAnsweredTwice} | settled in ${r.settleSeconds} s`,
       );

@@ -14,6 +14,8 @@ export const PLAN_STATES = ['Pending', 'Executing', 'Verifying', 'Completed', 'F
 export type PlanState = (typeof PLAN_STATES)[number];
 export const planStateSchema = z.enum(PLAN_STATES);
 export const FINAL_PLAN_STATES: readonly PlanState[] = ['Completed', 'Failed', 'RolledBack'];
+/** The result of a plan its incident's resolve overtook before it started: it never ran, nor said a state. */
+export const PLAN_ABANDONED_RESULT = 'cancelled: the incident was resolved before the plan started';
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];

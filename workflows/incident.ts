@@ -38,6 +38,7 @@ import {
   chooseStrategy,
   FINAL_PLAN_STATES,
   giveUpReason,
+  PLAN_ABANDONED_RESULT,
   type PlanState,
   type RemediationOptions,
   type Strategy,
@@ -531,11 +532,7 @@ export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<vo
   /** Resolved while the plan was being made: it never starts, and its record says so. */
   async function abandon(plan: PreparedPlan): Promise<void> {
     await CancellationScope.nonCancellable(() =>
-      acts.finishPlan({
-        plan: plan.name,
-        state: 'Failed',
-        result: 'cancelled: the incident was resolved before the plan started',
-      }),
+      acts.finishPlan({ plan: plan.name, state: 'Failed', result: PLAN_ABANDONED_RESULT }),
     );
   }
 

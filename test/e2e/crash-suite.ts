@@ -6,10 +6,13 @@ import { killAll, survivors } from '../harness/processes';
 
 /**
  * Nothing accepted is lost (issue 8): alerts from 4 senders and chat messages in 2 chats stream
- * in while a part of the stack is killed with -9 three times at random moments. Afterwards every
- * acknowledged alert is on its incident's timeline exactly once, no incident name stands for two
- * resources, every incident settled with the API, Temporal's search attribute and the workflow
- * agreeing and a complete timeline, and every accepted chat message got exactly one final reply.
+ * in while a part of the stack is killed with -9 three times at random moments, and the incidents
+ * run remediation plans. Afterwards every acknowledged alert is on its incident's timeline exactly
+ * once, no incident name stands for two resources, every incident settled with the API,
+ * Temporal's search attribute and the workflow agreeing and a complete timeline, every plan
+ * ended (an operator approves those the runbook's circuit breaker holds), no step ran under two
+ * idempotency keys, the workflow's remediation state is that of its newest plan that ran, and
+ * every accepted chat message got exactly one final reply.
  * bench/chaos.ts runs the same with more kills and prints the counts. The targets are split over
  * two test files so Jest's two workers share the load.
  */
@@ -40,6 +43,9 @@ export function crashSuite(title: string, targets: [ChaosTarget, string][]): voi
             namesReused: 0,
             inconsistent: 0,
             incompleteTimelines: 0,
+            plansUnsettled: 0,
+            stepsRepeated: 0,
+            remediationInconsistent: 0,
             unknownToTemporal: 0,
             chatMessagesUnanswered: 0,
             chatMessagesAnsweredTwice: 0,
@@ -47,6 +53,7 @@ export function crashSuite(title: string, targets: [ChaosTarget, string][]): voi
           // The run did something worth checking.
           expect(report.alertsAcknowledged).toBeGreaterThan(10);
           expect(report.incidents).toBeGreaterThan(1);
+          expect(report.plans).toBeGreaterThan(1);
           expect(report.chatMessagesAccepted).toBeGreaterThan(2);
         } finally {
           rmSync(dataDir, { recursive: true, force: true });

@@ -7,17 +7,24 @@ import { startEmbeddedMongo } from '../../cli/embedded/mongo';
 import type { ServerProcess } from '../../cli/embedded/process';
 import { startEmbeddedTemporal } from '../../cli/embedded/temporal';
 import { liveStateQuery } from '../../workflows/incident-messages';
-import { INCIDENT_STATE, RESOURCE } from '../../workflows/search-attributes';
+import { FINAL_PLAN_STATES, PLAN_ABANDONED_RESULT } from '../../domain/remediation';
+import { INCIDENT_STATE, REMEDIATION_STATE, RESOURCE } from '../../workflows/search-attributes';
 import { useCallbackReceiver } from './callback-receiver';
 import { devEnv } from './dev-process';
 import { freePort } from './ports';
 import { alive, spawnCli, until, waitListening, waitPolling, type CliProcess } from './processes';
+import { useStepReceiver } from './step-receiver';
 
 /**
  * Crash testing of the whole product (issue 8): alerts and chat messages stream in while one
  * part of the stack is killed with -9 at random moments and comes back; afterwards every
- * acknowledged alert and every accepted chat message is accounted for. Shared by
- * test/e2e/crash.test.ts (a few kills) and bench/chaos.ts (many, with figures).
+ * acknowledged alert and every accepted chat message is accounted for. The incidents remediate
+ * first: an automated runbook's HttpRequest step calls a real listener, and an alert that joins
+ * during its verification window fails it, so plans run, fail and run again (each attempt inside
+ * the incident's workflow, release-32) until one holds or the incident escalates, and kills land
+ * among them; once the runbook's circuit breaker asks a person first, an operator approves.
+ * Shared by test/e2e/crash-dev.test.ts and crash-split.test.ts (a few kills) and bench/chaos.ts
+ * (many, with figures).
  *
  * What gets killed:
  * - `dev`: the whole `foghorn dev` (its embedded servers die with it), restarted on the same data;
@@ -58,6 +65,14 @@ export interface ChaosReport {
   inconsistent: number;
   /** Incidents without Detection, Analysis, RunbookMatch or Escalation on the timeline. */
   incompleteTimelines: number;
+  /** Remediation plans of the incidents acknowledged. */
+  plans: number;
+  /** Plans not in a final state once their incident settled. */
+  plansUnsettled: number;
+  /** Incidents whose step calls came under more idempotency keys than they have plans. */
+  stepsRepeated: number;
+  /** Incidents whose workflow's FoghornRemediationState is not the state of their newest plan that ran. */
+  remediationInconsistent: number;
   unknownToTemporal: number;
   chatMessagesAccepted: number;
   chatMessagesAnswered: number;
@@ -204,6 +219,44 @@ async function splitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv) {
   } satisfies Stack;
 }
 
+/**
+ * The runbook every chaos incident matches (crash loops on a Deployment; the built-in ones need a
+ * cluster, and none is registered): one HttpRequest step to `url` and a verification window.
+ */
+function chaosRunbook(url: string) {
+  return {
+    name: 'chaos-http-fix',
+    category: 'crashloop',
+    description: 'Chaos: tell a listener, then verify for 2s',
+    version: '1.0.0',
+    automated: true,
+    severity: ['high'],
+    targets: { signalTypes: ['CrashLoopBackOff'], resourceKinds: ['Deployment'] },
+    steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${url}/fix/{{incident}}`, expectStatus: 200 } }],
+    verificationWindow: '2s',
+  };
+}
+
+/** Approves every plan waiting for a person; an API that is down is asked again next time. */
+async function approvePending(api: string, headers: Record<string, string>): Promise<void> {
+  try {
+    const res = await fetch(`${api}/approvals?status=pending&namespace=${NAMESPACE}&pageSize=100`, {
+      headers,
+      signal: AbortSignal.timeout(20_000),
+    });
+    if (res.status !== 200) return;
+    for (const { name } of ((await res.json()) as { items: { name: string }[] }).items)
+      await fetch(`${api}/approvals/${name}/approve`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ comment: 'chaos' }),
+        signal: AbortSignal.timeout(20_000),
+      });
+  } catch {
+    // down or killed meanwhile
+  }
+}
+
 /** A firing alert whose summary carries `id`, so its timeline event can be found. */
 function alert(resource: string, id: string) {
   const body = firingAlert(NAMESPACE, resource, id);
@@ -228,6 +281,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const stack: Stack =
     opts.target === 'worker' ? await splitStack(opts.dataDir, env) : await devStack(opts.dataDir, env, opts.target);
   const headers = { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' };
+  const steps = await useStepReceiver();
+  const runbook = await fetch(`${stack.api}/runbooks`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(chaosRunbook(steps.baseUrl)),
+  });
+  if (runbook.status !== 201) throw new Error(`chaos runbook: HTTP ${runbook.status} ${await runbook.text()}`);
   const acked: { id: string; resource: string; incident: string; outcome: string }[] = [];
   /** Incidents an operator resolved with a 200 (others may or may not have been resolved). */
   const resolved = new Set<string>();
@@ -287,7 +347,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     }
   };
 
+  // Past three failed plans of the runbook its circuit breaker asks a person before each plan:
+  // an operator says yes (decisions are crashed into too), so plans keep running steps.
+  const approvalLoop = async () => {
+    while (running) {
+      await approvePending(stack.api, headers);
+      await sleep(random(500, 1500));
+    }
+  };
+
   const load = [
+    approvalLoop(),
     ...Array.from({ length: opts.senders ?? 4 }, alertLoop),
     ...Array.from({ length: opts.chats ?? 2 }, (_, i) => chatLoop(i)),
   ];
@@ -308,7 +378,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let report: ChaosReport;
   try {
     for (;;) {
-      report = await account(stack, headers, acked, resolved, accepted, receiver, opts.target, opts.kills, sent);
+      await approvePending(stack.api, headers);
+      report = await account(stack, headers, acked, resolved, accepted, receiver, steps, opts.target, opts.kills, sent);
       report.settleSeconds = Math.round((Date.now() - settleStart) / 1000);
       const bad =
         report.alertsLost +
@@ -316,6 +387,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         report.namesReused +
         report.inconsistent +
         report.incompleteTimelines +
+        report.plansUnsettled +
+        report.stepsRepeated +
+        report.remediationInconsistent +
         report.unknownToTemporal +
         report.chatMessagesUnanswered +
         report.chatMessagesAnsweredTwice;
@@ -325,6 +399,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   } finally {
     await stack.stop();
     await receiver.stop();
+    await steps.stop();
   }
   log(`ran ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return report!;
@@ -337,6 +412,7 @@ async function account(
   resolved: Set<string>,
   accepted: string[],
   receiver: Awaited<ReturnType<typeof useCallbackReceiver>>,
+  steps: Awaited<ReturnType<typeof useStepReceiver>>,
   target: ChaosTarget,
   kills: number,
   sent: number,
@@ -355,6 +431,10 @@ async function account(
   let inconsistent = 0;
   let incompleteTimelines = 0;
   let unknownToTemporal = 0;
+  let plans = 0;
+  let plansUnsettled = 0;
+  let stepsRepeated = 0;
+  let remediationInconsistent = 0;
   const lostIds: string[] = [];
   const temporal = new Client({ connection: await Connection.connect({ address: stack.temporalAddress }) });
   try {
@@ -396,11 +476,31 @@ async function account(
         incompleteTimelines++;
         problems.push(`${name}: timeline lacks ${missing.join(', ')}`);
       }
+      // Newest first. A step's retries (a crash between its call and its record) keep their key.
+      const attempts: { name: string; state: string; result: string }[] =
+        (await get(`/remediations?namespace=${NAMESPACE}&incident=${name}&pageSize=100`)).body.items ?? [];
+      plans += attempts.length;
+      for (const plan of attempts.filter((p) => !(FINAL_PLAN_STATES as readonly string[]).includes(p.state))) {
+        plansUnsettled++;
+        problems.push(`${name}: plan ${plan.name} is ${plan.state}`);
+      }
+      const keys = new Set(steps.received.filter((r) => r.url === `/fix/${name}`).map((r) => r.key));
+      if (keys.size > attempts.length) {
+        stepsRepeated++;
+        problems.push(`${name}: its step called under ${keys.size} keys for ${attempts.length} plans`);
+      }
       try {
         const handle = temporal.workflow.getHandle(name);
         const described = await handle.describe();
         const attributeState = described.typedSearchAttributes.get(INCIDENT_STATE);
         const attributeResource = described.typedSearchAttributes.get(RESOURCE);
+        // A plan the resolve overtook before it started never said a state.
+        const newestRun = attempts.find((p) => p.result !== PLAN_ABANDONED_RESULT);
+        const attributePlan = described.typedSearchAttributes.get(REMEDIATION_STATE);
+        if (attributePlan !== newestRun?.state) {
+          remediationInconsistent++;
+          problems.push(`${name}: workflow's remediation ${attributePlan}, newest plan run ${newestRun?.state}`);
+        }
         const live = await handle.query(liveStateQuery);
         if (attributeResource !== detail.body.spec.resource) {
           namesReused++;
@@ -454,6 +554,10 @@ async function account(
     namesReused,
     inconsistent,
     incompleteTimelines,
+    plans,
+    plansUnsettled,
+    stepsRepeated,
+    remediationInconsistent,
     unknownToTemporal,
     chatMessagesAccepted: accepted.length,
     chatMessagesAnswered: answered,
