@@ -46,8 +46,8 @@ export const DEFAULT_MONGO_HEAP = '512m';
 export const DEFAULT_TEMPORAL_MEMORY = '320MiB';
 /** V8's heap limit for each of the dev worker's isolates, in MiB (docs/benchmarks.md, "Tenth pass"). */
 export const DEFAULT_WORKER_HEAP_MIB = 768;
-/** Openings at once for `foghorn dev`'s one worker (FOGHORN_OPENINGS; docs/benchmarks.md, "Thirty-first pass"). */
-export const DEV_OPENINGS = 16;
+/** Openings at once for `foghorn dev`'s one worker (FOGHORN_OPENINGS; docs/benchmarks.md, "Thirty-first pass", "Thirty-fourth pass"). */
+export const DEV_OPENINGS = 12;
 
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
