@@ -47,6 +47,8 @@ export interface ChaosOptions {
   maxGapMs?: number;
   /** How long the stack may take to settle after the last kill. */
   settleMs?: number;
+  /** The incidents run remediation plans (default): the runbook is registered, an operator approves. */
+  remediate?: boolean;
   log?: (line: string) => void;
 }
 
@@ -281,13 +283,16 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const stack: Stack =
     opts.target === 'worker' ? await splitStack(opts.dataDir, env) : await devStack(opts.dataDir, env, opts.target);
   const headers = { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' };
+  const remediate = opts.remediate ?? true;
   const steps = await useStepReceiver();
-  const runbook = await fetch(`${stack.api}/runbooks`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify(chaosRunbook(steps.baseUrl)),
-  });
-  if (runbook.status !== 201) throw new Error(`chaos runbook: HTTP ${runbook.status} ${await runbook.text()}`);
+  if (remediate) {
+    const runbook = await fetch(`${stack.api}/runbooks`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(chaosRunbook(steps.baseUrl)),
+    });
+    if (runbook.status !== 201) throw new Error(`chaos runbook: HTTP ${runbook.status} ${await runbook.text()}`);
+  }
   const acked: { id: string; resource: string; incident: string; outcome: string }[] = [];
   /** Incidents an operator resolved with a 200 (others may or may not have been resolved). */
   const resolved = new Set<string>();
@@ -357,7 +362,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   };
 
   const load = [
-    approvalLoop(),
+    ...(remediate ? [approvalLoop()] : []),
     ...Array.from({ length: opts.senders ?? 4 }, alertLoop),
     ...Array.from({ length: opts.chats ?? 2 }, (_, i) => chatLoop(i)),
   ];
@@ -378,7 +383,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let report: ChaosReport;
   try {
     for (;;) {
-      await approvePending(stack.api, headers);
+      if (remediate) await approvePending(stack.api, headers);
       report = await account(stack, headers, acked, resolved, accepted, receiver, steps, opts.target, opts.kills, sent);
       report.settleSeconds = Math.round((Date.now() - settleStart) / 1000);
       const bad =
