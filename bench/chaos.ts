@@ -3,6 +3,8 @@
  * part of the stack is killed with -9 at random moments, then everything acknowledged is
  * accounted for (test/harness/chaos.ts). Prints one line of counts per target.
  * Usage: npx ts-node --transpile-only bench/chaos.ts [kills=10] [targets=dev,mongo,temporal,worker]
+ * A target whose run found a problem leaves the output of its stack's Foghorn processes (the
+ * worker's log with it) in a file whose path it prints.
  */
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
@@ -17,6 +19,9 @@ async function main() {
   let failed = false;
   for (const target of TARGETS) {
     const dataDir = mkdtempSync(path.join(tmpdir(), `foghorn-chaos-${target}-`));
+    // The stack's output, worker's log included, kept where a run found a problem.
+    const logFile = path.join(tmpdir(), `foghorn-chaos-${target}-${Date.now()}.log`);
+    let problems = true;
     try {
       const r = await runChaos({
         target,
@@ -25,6 +30,7 @@ async function main() {
         minGapMs: 1_000,
         maxGapMs: 8_000,
         settleMs: 300_000,
+        logFile,
         log: (line) => console.log(`  ${line}`),
       });
       console.log(
@@ -37,9 +43,12 @@ async function main() {
           `answeredTwice=${r.chatMessagesAnsweredTwice} | settled in ${r.settleSeconds} s`,
       );
       for (const p of r.problems) console.log(`    problem: ${p}`);
-      failed ||= r.problems.length > 0;
+      problems = r.problems.length > 0;
+      failed ||= problems;
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+      if (problems) console.log(`  the stack's output: ${logFile}`);
+      else rmSync(logFile, { force: true });
     }
   }
   await killAll();

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { stopHandOvers } from '../../operations/incident-handover';
 import { execFileSync } from 'child_process';
+import { appendFileSync } from 'fs';
 import path from 'path';
 import { firingAlert } from '../../bench/fixtures';
 import { startEmbeddedMongo } from '../../cli/embedded/mongo';
@@ -49,6 +50,8 @@ export interface ChaosOptions {
   settleMs?: number;
   /** The incidents run remediation plans (default): the runbook is registered, an operator approves. */
   remediate?: boolean;
+  /** Where the output of every Foghorn process of the stack is appended as it exits (none: not kept). */
+  logFile?: string;
   log?: (line: string) => void;
 }
 
@@ -126,7 +129,13 @@ async function waitReady(api: string, proc: CliProcess, timeoutMs = 180_000): Pr
 }
 
 /** `foghorn dev` with the gateway on; restarted on the same data directory and ports. */
-async function devStack(dataDir: string, extraEnv: NodeJS.ProcessEnv, target: ChaosTarget) {
+/** Appends the process's output (its worker's log included) to `logFile` once it exits. */
+function keepOutput(proc: CliProcess, logFile?: string): CliProcess {
+  if (logFile) void proc.exited.then(() => appendFileSync(logFile, proc.output()));
+  return proc;
+}
+
+async function devStack(dataDir: string, extraEnv: NodeJS.ProcessEnv, target: ChaosTarget, logFile?: string) {
   const env: NodeJS.ProcessEnv = {
     ...(await devEnv(dataDir)),
     ...extraEnv,
@@ -137,7 +146,7 @@ async function devStack(dataDir: string, extraEnv: NodeJS.ProcessEnv, target: Ch
   const start = async () => {
     // A port of the previous run may still be closing: try again until it binds.
     for (let attempt = 1; ; attempt++) {
-      const proc = spawnCli(['dev'], env);
+      const proc = keepOutput(spawnCli(['dev'], env), logFile);
       try {
         await waitReady(api, proc, 120_000);
         return proc;
@@ -180,7 +189,7 @@ async function devStack(dataDir: string, extraEnv: NodeJS.ProcessEnv, target: Ch
 }
 
 /** `foghorn api`, `worker` and `gateway start` as separate processes; only the worker is killed. */
-async function splitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv) {
+async function splitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv, logFile?: string) {
   const servers: ServerProcess[] = [];
   const mongo = await startEmbeddedMongo({ port: await freePort(), h2File: path.join(dataDir, 'mongo.h2') });
   servers.push(mongo);
@@ -198,11 +207,11 @@ async function splitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv) {
   };
   const api = `http://${env.FOGHORN_API_ADDR}/api/v1`;
   const webhook = `http://${env.FOGHORN_WEBHOOK_ADDR}/inbound`;
-  let worker = spawnCli(['worker'], env);
+  let worker = keepOutput(spawnCli(['worker'], env), logFile);
   await waitPolling(temporal.address, TASK_QUEUE, worker);
-  const apiProc = spawnCli(['api'], env);
+  const apiProc = keepOutput(spawnCli(['api'], env), logFile);
   await waitReady(api, apiProc);
-  const gateway = spawnCli(['gateway', 'start'], env);
+  const gateway = keepOutput(spawnCli(['gateway', 'start'], env), logFile);
   await waitListening(webhook, gateway);
   return {
     api,
@@ -211,7 +220,7 @@ async function splitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv) {
     token: env.FOGHORN_ADMIN_TOKEN!,
     crash: async () => {
       await worker.crash();
-      worker = spawnCli(['worker'], env);
+      worker = keepOutput(spawnCli(['worker'], env), logFile);
       await waitPolling(temporal.address, TASK_QUEUE, worker);
     },
     stop: async () => {
@@ -281,7 +290,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     FOGHORN_RECONCILE_GRACE: '5s',
   };
   const stack: Stack =
-    opts.target === 'worker' ? await splitStack(opts.dataDir, env) : await devStack(opts.dataDir, env, opts.target);
+    opts.target === 'worker'
+      ? await splitStack(opts.dataDir, env, opts.logFile)
+      : await devStack(opts.dataDir, env, opts.target, opts.logFile);
   const headers = { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' };
   const remediate = opts.remediate ?? true;
   const steps = await useStepReceiver();
