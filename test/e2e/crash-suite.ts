@@ -16,7 +16,7 @@ import { killAll, survivors } from '../harness/processes';
  * bench/chaos.ts runs the same with more kills and prints the counts. The targets are split over
  * two test files so Jest's two workers share the load.
  *
- * Kills of the whole `foghorn dev` run without plans here: one run of bench/chaos.ts in three (ten
+ * Kills of the whole `foghorn dev` run without plans here: one run of bench/chaos.ts in five (ten
  * kills each) left a plan `Verifying` and its incident's workflow unanswering to queries, a fault
  * not yet understood (docs/benchmarks.md, "Thirty-fourth pass"). bench/chaos.ts runs them with plans.
  */
