@@ -128,13 +128,13 @@ async function waitReady(api: string, proc: CliProcess, timeoutMs = 180_000): Pr
   );
 }
 
-/** `foghorn dev` with the gateway on; restarted on the same data directory and ports. */
 /** Appends the process's output (its worker's log included) to `logFile` once it exits. */
 function keepOutput(proc: CliProcess, logFile?: string): CliProcess {
   if (logFile) void proc.exited.then(() => appendFileSync(logFile, proc.output()));
   return proc;
 }
 
+/** `foghorn dev` with the gateway on; restarted on the same data directory and ports. */
 async function devStack(dataDir: string, extraEnv: NodeJS.ProcessEnv, target: ChaosTarget, logFile?: string) {
   const env: NodeJS.ProcessEnv = {
     ...(await devEnv(dataDir)),
