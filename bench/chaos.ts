@@ -36,7 +36,7 @@ async function main() {
       console.log(
         `${target.padEnd(8)} kills=${r.kills} alerts sent=${r.alertsSent} acknowledged=${r.alertsAcknowledged} ` +
           `incidents=${r.incidents} lost=${r.alertsLost} duplicated=${r.alertsDuplicated} namesReused=${r.namesReused} ` +
-          `inconsistent=${r.inconsistent} incompleteTimelines=${r.incompleteTimelines} unknownToTemporal=${r.unknownToTemporal} | ` +
+          `inconsistent=${r.inconsistent} incompleteTimelines=${r.incompleteTimelines} unknownToTemporal=${r.unknownToTemporal} tasksFailing=${r.workflowTasksFailing} | ` +
           `plans=${r.plans} unsettled=${r.plansUnsettled} stepsRepeated=${r.stepsRepeated} ` +
           `remediationInconsistent=${r.remediationInconsistent} | ` +
           `chat accepted=${r.chatMessagesAccepted} answered=${r.chatMessagesAnswered} unanswered=${r.chatMessagesUnanswered} ` +

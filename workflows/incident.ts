@@ -85,6 +85,7 @@ import {
   RELEASE_28,
   RELEASE_30,
   RELEASE_32,
+  RELEASE_35,
   RESOLVE_IN_CLOSE,
   sinceRelease,
   STARTED_ANALYZING,
@@ -148,7 +149,16 @@ export interface IncidentWorkflowInput {
  * answer 409s synchronously and whose handlers persist before they return (read-your-writes).
  */
 export async function incidentWorkflow(input: IncidentWorkflowInput): Promise<void> {
-  const release = sinceRelease(RELEASE_32, RELEASE_30, RELEASE_28, RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14);
+  const release = sinceRelease(
+    RELEASE_35,
+    RELEASE_32,
+    RELEASE_30,
+    RELEASE_28,
+    RELEASE_25,
+    RELEASE_24,
+    RELEASE_19,
+    RELEASE_14,
+  );
   const { name } = input;
   const live: LiveState = input.carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 };
   const pending: CorrelatedSignal[] = input.carried?.pending ?? [];

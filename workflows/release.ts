@@ -75,3 +75,16 @@ export const RELEASE_30: Release = { name: 'release-30', patches: [RESOLVE_IN_CL
 export const PLAN_IN_RUN = 'plan-in-run';
 /** The thirty-third pass's release of the incident workflow. */
 export const RELEASE_32: Release = { name: 'release-32', patches: [PLAN_IN_RUN] };
+
+/**
+ * Plans in their incident's run before this change kept their records through local activities;
+ * newer ones through activities, a step's record written while the plan goes on. A local
+ * activity's result is a marker in the history, and the SDK can hand it to the workflow in a
+ * later activation than the one whose task recorded the marker: replayed, the plan's next
+ * commands then come before those of the incident's handlers (a drain of the inbox, say) where
+ * they came after, a nondeterminism error that stops the incident for good (docs/benchmarks.md,
+ * "Thirty-fifth pass"). An activity's completion is an event where the workflow saw it.
+ */
+export const PLAN_RECORDS_AS_ACTIVITIES = 'plan-records-as-activities';
+/** The thirty-fifth pass's release of the incident workflow. */
+export const RELEASE_35: Release = { name: 'release-35', patches: [PLAN_RECORDS_AS_ACTIVITIES] };

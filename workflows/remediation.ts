@@ -56,6 +56,7 @@ import { PATIENT_RETRY, STORE_CALL_OPTIONS } from './store-options';
 import {
   LOCAL_HTTP_STEPS,
   PLAN_MADE_EXECUTING,
+  PLAN_RECORDS_AS_ACTIVITIES,
   RELEASE_14,
   RELEASE_24,
   RELEASE_28,
@@ -72,12 +73,10 @@ const acts = proxyActivities<RemediationActivities & ApprovalActivities>(STORE_C
 /**
  * The same bookkeeping run in the worker, inside the workflow task that asks for it: a marker in
  * the history instead of a round trip through the Temporal server each (docs/benchmarks.md,
- * "Thirteenth pass"). A plan makes these calls one at a time from its main flow. Since release-32
- * it runs in its incident's workflow, whose handlers add commands while one is in flight: the
- * fifth pass backed out local activities there after such a run replayed into a nondeterminism
- * error, which the SDK's core has since fixed (it resolves local activities in the order of their
- * markers, sdk-rust#1075). test/e2e/remediation-crash.test.ts kills the worker while operators
- * and alerts keep those handlers busy during plans, and replays every history.
+ * "Thirteenth pass"). Only in a plan's own workflow, whose handlers set variables and add no
+ * command. In its incident's run (release-32 on) the incident's handlers add commands while one
+ * is in flight, and a crash then replayed a run into a nondeterminism error (the fifth pass saw
+ * it too): since release-35 the records there are activities (`PLAN_RECORDS_AS_ACTIVITIES`).
  */
 const books = proxyLocalActivities<RemediationActivities>(STORE_CALL_OPTIONS);
 /** Resolving a Kubernetes step reads the cluster: bounded like the reads, then the step fails. */
@@ -201,7 +200,13 @@ export async function runRemediation(plan: PreparedPlan, run: PlanRun): Promise<
   const kubeTarget = plan.resource.kind === 'Deployment';
   /** Runs from before the patch keep their bookkeeping activities and their separate Verification. */
   const local = release.has(LOCAL_BOOKKEEPING);
-  const book = local ? books : acts;
+  /**
+   * In the incident's run since release-35 the records are activities again (see `books`), one
+   * after the other, and the plan goes on while a step's record is written: the round trip runs
+   * beside the next step or the verification window instead of before it.
+   */
+  const recordsBeside = local && !!run.inIncident && release.has(PLAN_RECORDS_AS_ACTIVITIES);
+  const book = recordsBeside ? inOrder(acts) : local ? books : acts;
 
   const publish = () => run.publish(state);
   /** The state its start said (`Executing` when that is its first move, since release-24): not said again. */
@@ -413,6 +418,9 @@ export async function runRemediation(plan: PreparedPlan, run: PlanRun): Promise<
     try {
       result = await execute(index, action);
     } catch (err) {
+      // A Wait cut short by a resolve did not fail: no record (the records since release-35 are
+      // not cancellable; before, the cancelled scope stopped this one from being written).
+      if (recordsBeside && isCancellation(err)) throw err;
       await book.recordStep({
         plan: plan.name,
         index,
@@ -423,7 +431,7 @@ export async function runRemediation(plan: PreparedPlan, run: PlanRun): Promise<
       });
       throw err;
     }
-    await book.recordStep({
+    const written = book.recordStep({
       plan: plan.name,
       index,
       outcome: 'ok',
@@ -432,6 +440,9 @@ export async function runRemediation(plan: PreparedPlan, run: PlanRun): Promise<
       type: action.type,
       ...(then && { then }),
     });
+    // Beside the rest (release-35): a record that failed fails the plan's next write instead.
+    if (recordsBeside) written.catch(() => undefined);
+    else await written;
     return result;
   }
 
@@ -695,6 +706,31 @@ export async function runRemediation(plan: PreparedPlan, run: PlanRun): Promise<
         return reads.kubeLogTail({ ...where, ...d.params });
     }
   }
+}
+
+/** The plan's record keeping: its state moves, its steps, its verification, its end. */
+type Books = Pick<RemediationActivities, 'setPlanState' | 'recordStep' | 'recordVerification' | 'finishPlan'>;
+
+/**
+ * The records written one after the other, in the order asked, whether or not the plan awaits
+ * each: a step's record lands before the next one and before the plan's end. Not cancellable:
+ * a resolve that cancels the plan must not cut off a record of what ran. (The activities retry
+ * without a cap, so a record fails only when the store throws what no retry can fix; that
+ * failure then fails every later write.)
+ */
+function inOrder(books: Books): Books {
+  let last: Promise<unknown> = Promise.resolve();
+  const queue = <T>(call: () => Promise<T>): Promise<T> => {
+    const next = last.then(() => CancellationScope.nonCancellable(call));
+    last = next;
+    return next;
+  };
+  return {
+    setPlanState: (input) => queue(() => books.setPlanState(input)),
+    recordStep: (input) => queue(() => books.recordStep(input)),
+    recordVerification: (input) => queue(() => books.recordVerification(input)),
+    finishPlan: (input) => queue(() => books.finishPlan(input)),
+  };
 }
 
 /** `Approval APR-… rejected by bob: not now` / `expired: no decision within 30m`. */

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { defineSearchAttributeKey } from '@temporalio/common';
 import { stopHandOvers } from '../../operations/incident-handover';
 import { execFileSync } from 'child_process';
 import { appendFileSync } from 'fs';
@@ -48,8 +49,6 @@ export interface ChaosOptions {
   maxGapMs?: number;
   /** How long the stack may take to settle after the last kill. */
   settleMs?: number;
-  /** The incidents run remediation plans (default): the runbook is registered, an operator approves. */
-  remediate?: boolean;
   /** Where the output of every Foghorn process of the stack is appended as it exits (none: not kept). */
   logFile?: string;
   log?: (line: string) => void;
@@ -79,6 +78,8 @@ export interface ChaosReport {
   /** Incidents whose workflow's FoghornRemediationState is not the state of their newest plan that ran. */
   remediationInconsistent: number;
   unknownToTemporal: number;
+  /** Incidents whose workflow task keeps failing (a nondeterminism error, say): Temporal reports it. */
+  workflowTasksFailing: number;
   chatMessagesAccepted: number;
   chatMessagesAnswered: number;
   /** Accepted messages with no final reply, or more than one. */
@@ -89,6 +90,8 @@ export interface ChaosReport {
 }
 
 const SECRET = 'chaos-webhook-secret-0123456789abcdef';
+/** Set by Temporal on a workflow whose task keeps failing: `category=WorkflowTaskFailed`, its cause. */
+const REPORTED_PROBLEMS = defineSearchAttributeKey('TemporalReportedProblems', 'KEYWORD_LIST');
 const NAMESPACE = 'chaos';
 const TASK_QUEUE = 'foghorn';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -294,16 +297,13 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       ? await splitStack(opts.dataDir, env, opts.logFile)
       : await devStack(opts.dataDir, env, opts.target, opts.logFile);
   const headers = { authorization: `Bearer ${stack.token}`, 'content-type': 'application/json' };
-  const remediate = opts.remediate ?? true;
   const steps = await useStepReceiver();
-  if (remediate) {
-    const runbook = await fetch(`${stack.api}/runbooks`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(chaosRunbook(steps.baseUrl)),
-    });
-    if (runbook.status !== 201) throw new Error(`chaos runbook: HTTP ${runbook.status} ${await runbook.text()}`);
-  }
+  const runbook = await fetch(`${stack.api}/runbooks`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(chaosRunbook(steps.baseUrl)),
+  });
+  if (runbook.status !== 201) throw new Error(`chaos runbook: HTTP ${runbook.status} ${await runbook.text()}`);
   const acked: { id: string; resource: string; incident: string; outcome: string }[] = [];
   /** Incidents an operator resolved with a 200 (others may or may not have been resolved). */
   const resolved = new Set<string>();
@@ -373,7 +373,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   };
 
   const load = [
-    ...(remediate ? [approvalLoop()] : []),
+    approvalLoop(),
     ...Array.from({ length: opts.senders ?? 4 }, alertLoop),
     ...Array.from({ length: opts.chats ?? 2 }, (_, i) => chatLoop(i)),
   ];
@@ -394,7 +394,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let report: ChaosReport;
   try {
     for (;;) {
-      if (remediate) await approvePending(stack.api, headers);
+      await approvePending(stack.api, headers);
       report = await account(stack, headers, acked, resolved, accepted, receiver, steps, opts.target, opts.kills, sent);
       report.settleSeconds = Math.round((Date.now() - settleStart) / 1000);
       const bad =
@@ -407,6 +407,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
         report.stepsRepeated +
         report.remediationInconsistent +
         report.unknownToTemporal +
+        report.workflowTasksFailing +
         report.chatMessagesUnanswered +
         report.chatMessagesAnsweredTwice;
       if (bad === 0 || Date.now() - settleStart > (opts.settleMs ?? 180_000)) break;
@@ -447,6 +448,7 @@ async function account(
   let inconsistent = 0;
   let incompleteTimelines = 0;
   let unknownToTemporal = 0;
+  let workflowTasksFailing = 0;
   let plans = 0;
   let plansUnsettled = 0;
   let stepsRepeated = 0;
@@ -508,6 +510,11 @@ async function account(
       try {
         const handle = temporal.workflow.getHandle(name);
         const described = await handle.describe();
+        const reported = described.typedSearchAttributes.get(REPORTED_PROBLEMS);
+        if (reported?.length) {
+          workflowTasksFailing++;
+          problems.push(`${name}: its workflow task fails (${reported.join(', ')})`);
+        }
         const attributeState = described.typedSearchAttributes.get(INCIDENT_STATE);
         const attributeResource = described.typedSearchAttributes.get(RESOURCE);
         // A plan the resolve overtook before it started never said a state.
@@ -533,7 +540,9 @@ async function account(
         }
       } catch (err) {
         unknownToTemporal++;
-        problems.push(`${name}: Temporal: ${(err as Error).message}`);
+        // The gRPC status under a ServiceError says why (a deadline, a failing workflow task).
+        const cause = (err as Error).cause as Error | undefined;
+        problems.push(`${name}: Temporal: ${(err as Error).message}${cause ? ` (${cause.message})` : ''}`);
       }
     }
     if (lostIds.length > 0) problems.push(...(await whereabouts(get, lostIds.slice(0, 5))));
@@ -575,6 +584,7 @@ async function account(
     stepsRepeated,
     remediationInconsistent,
     unknownToTemporal,
+    workflowTasksFailing,
     chatMessagesAccepted: accepted.length,
     chatMessagesAnswered: answered,
     chatMessagesUnanswered: unanswered,

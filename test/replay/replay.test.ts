@@ -8,6 +8,7 @@ import {
   LOCAL_HTTP_STEPS,
   PLAN_IN_RUN,
   PLAN_MADE_EXECUTING,
+  PLAN_RECORDS_AS_ACTIVITIES,
   RELEASE_14,
   RELEASE_19,
   RELEASE_24,
@@ -15,6 +16,7 @@ import {
   RELEASE_28,
   RELEASE_30,
   RELEASE_32,
+  RELEASE_35,
   RESOLVE_IN_CLOSE,
   STARTED_ANALYZING,
   TRIAGE_DRAINS_INBOX,
@@ -38,7 +40,7 @@ const patchIds = (events: temporal.api.history.v1.IHistoryEvent[]) =>
   });
 
 /** The releases, newest first (workflows/release.ts). */
-const RELEASES = [RELEASE_32, RELEASE_30, RELEASE_28, RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14];
+const RELEASES = [RELEASE_35, RELEASE_32, RELEASE_30, RELEASE_28, RELEASE_25, RELEASE_24, RELEASE_19, RELEASE_14];
 /**
  * Whether a run took `patch`: its own marker, or that of the release it started on, which stands
  * for every patch but those of the releases after it.
@@ -164,19 +166,42 @@ describe('replay of recorded histories', () => {
     for (const events of inRun) {
       expect(took(events, PLAN_IN_RUN)).toBe(true);
       expect(startedChild(events, 'remediationWorkflow')).toBe(false);
-      // The plan's bookkeeping is local activities of the incident's run; it is told by variables.
-      expect(localActivityMarkers(events).length).toBeGreaterThan(0);
+      // It is told by variables, not signals.
       expect(events.some((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toBe(false);
     }
     for (const events of byChild) expect(took(events, PLAN_IN_RUN)).toBe(false);
     // One waited for its approval while an operator acknowledged and a new signal joined: their
-    // handlers ran beside the plan's local activities.
+    // handlers ran beside the plan's records.
     const busy = inRun.filter(
       (events) =>
         events.some((e) => e.workflowExecutionUpdateAcceptedEventAttributes) &&
         events.some((e) => e.workflowExecutionSignaledEventAttributes),
     );
     expect(busy.length).toBeGreaterThan(0);
+  });
+
+  it('has plan-in-run histories of both records: local activities (release-32), activities (release-35)', () => {
+    const inRun = files
+      .map((f) => load(f).events)
+      .filter(
+        (events) =>
+          events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'incidentWorkflow' &&
+          remediationStates(events).upserted.length > 0,
+      );
+    const records = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+      activities(events).filter((a) => ['setPlanState', 'recordStep', 'finishPlan'].includes(a));
+    const asActivities = inRun.filter((events) => took(events, PLAN_RECORDS_AS_ACTIVITIES));
+    const local = inRun.filter((events) => !took(events, PLAN_RECORDS_AS_ACTIVITIES));
+    expect(asActivities.length).toBeGreaterThan(0);
+    expect(local.length).toBeGreaterThan(0);
+    for (const events of local) {
+      expect(localActivityMarkers(events).length).toBeGreaterThan(0);
+      expect(records(events)).toEqual([]);
+    }
+    for (const events of asActivities) {
+      expect(localActivityMarkers(events)).toEqual([]);
+      expect(records(events).length).toBeGreaterThan(0);
+    }
   });
 
   it('has completed plan histories of both bookkeepings: activities, and local activities', () => {
@@ -196,6 +221,7 @@ describe('replay of recorded histories', () => {
       ['incidentWorkflow', RELEASE_28],
       ['incidentWorkflow', RELEASE_30],
       ['incidentWorkflow', RELEASE_32],
+      ['incidentWorkflow', RELEASE_35],
       ['remediationWorkflow', RELEASE_14],
       ['remediationWorkflow', RELEASE_24],
       ['remediationWorkflow', RELEASE_28],
