@@ -8,6 +8,7 @@
  * pipelines, so memory should not follow N).
  * Usage: npx ts-node --transpile-only bench/analytics.ts [incidents=100000] [runs=5]
  */
+import './compiled';
 import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';

@@ -10,6 +10,7 @@
  * Every file is checked: row count, and the JSON chain with verify-file's code.
  * Usage: npx ts-node --transpile-only bench/audit-export.ts [records=100000]
  */
+import './compiled';
 import { spawn } from 'child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { loadavg, tmpdir } from 'os';

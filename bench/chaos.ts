@@ -6,6 +6,7 @@
  * A target whose run found a problem leaves the output of its stack's Foghorn processes (the
  * worker's log with it) in a file whose path it prints.
  */
+import './compiled';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';

@@ -6,6 +6,7 @@
  * Prints probe latencies per phase, the burst's duration and the RSS of each process of the stack.
  * Usage: npx ts-node --transpile-only bench/dev-responsiveness.ts [alerts=200] [concurrency=8]
  */
+import './compiled';
 import { mkdtempSync, rmSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';

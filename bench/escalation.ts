@@ -7,6 +7,7 @@
  * Usage:
  *   npx ts-node --transpile-only bench/escalation.ts [bursts=50,200]
  */
+import './compiled';
 import { mkdtempSync, rmSync } from 'fs';
 import http from 'http';
 import type { AddressInfo } from 'net';

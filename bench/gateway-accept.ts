@@ -24,6 +24,7 @@
  *   --js-profile=DIR  (one level) V8 CPU profiles of the API and the worker, every thread, into
  *             DIR, with the measured POSTs' window; read them with bench/js-profile.ts DIR.
  */
+import './compiled';
 import { mkdtempSync, readdirSync, rmSync } from 'fs';
 import http from 'http';
 import { loadavg, tmpdir } from 'os';

@@ -9,6 +9,7 @@
  * tasks, local calls and activities).
  * Usage: npx ts-node --transpile-only bench/gateway-e2e.ts [sequentialPerCommand=30] [chats=20] [perChat=4] [--trace]
  */
+import './compiled';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';

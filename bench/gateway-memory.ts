@@ -12,6 +12,7 @@
  * default here is 30 MiB. With the default cap (20 MiB) the largest audio that fits is ~15.7 MB.
  * Usage: npx ts-node --transpile-only bench/gateway-memory.ts [audioMB=20] [capMiB=30] [messagesPerRound=10]
  */
+import './compiled';
 import { spawn } from 'child_process';
 import { randomBytes } from 'crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';

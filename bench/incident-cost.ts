@@ -13,6 +13,7 @@
  *
  * Usage: npx ts-node --transpile-only bench/incident-cost.ts [rounds=3] [alerts=1000] [resources=50] [senders=32]
  */
+import './compiled';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';

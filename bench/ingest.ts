@@ -4,6 +4,7 @@
  * duplicate was folded into its resource's incident.
  * Usage: npx ts-node --transpile-only bench/ingest.ts [alertsPerRound=200] [resourcesPerRound=50]
  */
+import './compiled';
 import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';

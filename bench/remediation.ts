@@ -19,6 +19,7 @@
  *                     with the measured burst's window; read them with bench/js-profile.ts DIR)
  * A burst also prints each process's CPU seconds from its first post until it settled.
  */
+import './compiled';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import http from 'http';
 import type { AddressInfo } from 'net';

@@ -17,6 +17,7 @@
  * Usage: npx ts-node --transpile-only bench/storm-soak.ts [minutes=10] [warmupMinutes=2]
  *        [alertsPerSecond=60] [resources=200] [churnSeconds=30]
  */
+import './compiled';
 import { rmSync, mkdtempSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';

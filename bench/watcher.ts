@@ -8,6 +8,7 @@
  *     one failure round of all 500 pods, timed until every signal is on its incident.
  * Usage: npx ts-node --transpile-only bench/watcher.ts [pods=500] [deployments=10] [rounds=2]
  */
+import './compiled';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
