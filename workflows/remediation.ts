@@ -441,7 +441,8 @@ export async function runRemediation(plan: PreparedPlan, run: PlanRun): Promise<
       ...(then && { then }),
     });
     // Beside the rest (release-35): a record that failed fails the plan's next write instead.
-    if (recordsBeside) written.catch(() => undefined);
+    // An agentic plan's loop writes its plan (the next action) outside the queue: it waits.
+    if (recordsBeside && !plan.agentic) written.catch(() => undefined);
     else await written;
     return result;
   }
