@@ -26,6 +26,14 @@ export function createIncidentStageActivities(
   escalation: EscalationSteps,
   openings?: Openings,
 ) {
+  /**
+   * The incident was resolved (or is gone) before its triage. A retry may follow an attempt that
+   * made the first plan before it died: the workflow never sees that plan, so it is ended here.
+   */
+  async function resolvedFirst(name: string): Promise<void> {
+    if (Context.current().info.attempt > 1) await remediation.abandonFirstPlan(name, openings);
+  }
+
   /** Records what waits in the inbox, a batch at a time until it is found empty; how many. */
   async function drain(name: string, firstIndex: number, afterResolution = true): Promise<number> {
     let total = 0;
@@ -135,6 +143,7 @@ export function createIncidentStageActivities(
     async triageIncident(input: TriageInput): Promise<Triage | null> {
       return withHeartbeat(async (signal) => {
         const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
+        if (!analyzing) await resolvedFirst(input.name);
         return analyzing ? triage(analyzing, input, signal) : null;
       });
     },
@@ -160,7 +169,10 @@ export function createIncidentStageActivities(
         let handedOver = false;
         try {
           const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
-          if (!analyzing) return { drained, triage: null };
+          if (!analyzing) {
+            await resolvedFirst(input.name);
+            return { drained, triage: null };
+          }
           // A count that grew is sent at once: a retry goes on from it (nothing to send when none did).
           const drainNow = async () => {
             const recorded = await drain(input.name, input.firstIndex + drained, false);

@@ -10,7 +10,9 @@ import {
   approvalNeed,
   actionsFingerprint,
   CIRCUIT_BREAKER_WINDOW_MS,
+  FINAL_PLAN_STATES,
   isKubeAction,
+  PLAN_ABANDONED_RESULT,
   planRisk,
   renderSteps,
   stepsFromSuggestions,
@@ -98,6 +100,47 @@ interface Known {
   insight?: InsightRecord | undefined;
   /** The incident's category's runbooks (a plan's runbook is looked up among them first). */
   runbooks?: RunbookRecord[];
+}
+
+/** How a plan ends: its final state and result, and the verdict written with it (a verified runbook). */
+export interface PlanEnd {
+  plan: string;
+  state: 'Completed' | 'Failed' | 'RolledBack';
+  result: string;
+  verification?: Verdict;
+}
+
+/**
+ * A plan's end (the `finishPlan` activity): its record, the runbook's statistics, its
+ * `Verification` and `RemediationCompleted|Failed` events; idempotent. `openings`: the worker's,
+ * whose place its incident held until its first step.
+ */
+async function finishPlan(input: PlanEnd, openings?: Openings): Promise<void> {
+  const at = new Date();
+  const ended = await endPlan(input.plan, { state: input.state, result: input.result, completedAt: at });
+  if (ended?.runbook)
+    await recordRunbookExecution(ended.runbook, {
+      success: ended.state === 'Completed',
+      durationMs: at.getTime() - new Date(ended.startedAt).getTime(),
+      at,
+    });
+  const plan = ended ?? (await mustGetPlan(input.plan)); // a retry: ended by an earlier attempt
+  openings?.leave(plan.issueRef); // ended before a first step (one that could not start, say)
+  const completed = plan.state === 'Completed';
+  const endedAt = plan.completedAt ?? at;
+  await appendTimeline(plan.issueRef, [
+    ...(input.verification ? [verificationEvent(plan, input.verification, endedAt)] : []),
+    {
+      key: `${plan.name}/finished`,
+      event: {
+        timestamp: endedAt,
+        type: completed ? 'RemediationCompleted' : 'RemediationFailed',
+        source: 'remediation-engine',
+        message: `${plan.name} ${plan.state}: ${plan.result}`,
+        details: { plan: plan.name, state: plan.state, result: plan.result, attempt: plan.attempt },
+      },
+    },
+  ]);
 }
 
 /**
@@ -300,7 +343,18 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
     };
   }
 
-  return { options, prepare };
+  /**
+   * The first plan a triage made, when a retry of that triage found its incident resolved: the
+   * workflow never gets it, so it ends here as the workflow's `abandon` ends a plan a resolve
+   * overtook (a plan never made, or ended already, is left as it is).
+   */
+  async function abandonFirstPlan(incident: string, openings?: Openings): Promise<void> {
+    const plan = await planByKey(`${incident}/attempt/1`);
+    if (plan && !FINAL_PLAN_STATES.includes(plan.state))
+      await finishPlan({ plan: plan.name, state: 'Failed', result: PLAN_ABANDONED_RESULT }, openings);
+  }
+
+  return { options, prepare, abandonFirstPlan };
 }
 
 /**
@@ -538,37 +592,8 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
      * The plan's end: final state and result, `RemediationCompleted|Failed`, the runbook's
      * statistics; with `verification`, its `Verification` event first (one activity, not two).
      */
-    async finishPlan(input: {
-      plan: string;
-      state: 'Completed' | 'Failed' | 'RolledBack';
-      result: string;
-      verification?: Verdict;
-    }): Promise<void> {
-      const at = new Date();
-      const ended = await endPlan(input.plan, { state: input.state, result: input.result, completedAt: at });
-      if (ended?.runbook)
-        await recordRunbookExecution(ended.runbook, {
-          success: ended.state === 'Completed',
-          durationMs: at.getTime() - new Date(ended.startedAt).getTime(),
-          at,
-        });
-      const plan = ended ?? (await mustGetPlan(input.plan)); // a retry: ended by an earlier attempt
-      openings?.leave(plan.issueRef); // ended before a first step (one that could not start, say)
-      const completed = plan.state === 'Completed';
-      const endedAt = plan.completedAt ?? at;
-      await appendTimeline(plan.issueRef, [
-        ...(input.verification ? [verificationEvent(plan, input.verification, endedAt)] : []),
-        {
-          key: `${plan.name}/finished`,
-          event: {
-            timestamp: endedAt,
-            type: completed ? 'RemediationCompleted' : 'RemediationFailed',
-            source: 'remediation-engine',
-            message: `${plan.name} ${plan.state}: ${plan.result}`,
-            details: { plan: plan.name, state: plan.state, result: plan.result, attempt: plan.attempt },
-          },
-        },
-      ]);
+    async finishPlan(input: PlanEnd): Promise<void> {
+      await finishPlan(input, openings);
     },
 
     /**

@@ -10,8 +10,10 @@ import { parseConfig } from '../../domain/config';
 import { runbookSpecSchema } from '../../domain/runbook';
 import type { SignalType } from '../../domain/vocabulary';
 import { SYSTEM_ACTOR } from '../../domain/incident-requests';
+import { PLAN_ABANDONED_RESULT } from '../../domain/remediation';
 import { listAudit } from '../../store/audit';
 import { getIncident, getTimeline, openOrJoin, updateIncident } from '../../store/incidents';
+import { getPlan } from '../../store/remediations';
 import { createRunbook } from '../../store/runbooks';
 import { enqueueSignals, queuedSignals } from '../../store/signal-inbox';
 import { useLlmServer } from '../harness/llm-server';
@@ -227,6 +229,30 @@ describe('incident stages', () => {
     ).toEqual({ drained: 0, triage: null });
     expect(await queuedSignals(name, 10)).toHaveLength(1);
     expect((await getTimeline(name)).map((e) => e.type)).toEqual(['Detection']);
+  });
+
+  it('ends the first plan an earlier attempt made when its retry finds the incident resolved', async () => {
+    const name = await open('Deployment/abandoned');
+    const input = { name, at: new Date().toISOString(), firstIndex: 0, prepareFirstPlan: true };
+    // The first attempt made the plan, then died before it answered (a kill of the worker).
+    const { triage } = (await new MockActivityEnvironment().run(stages.drainAndTriage, input)) as {
+      triage: Awaited<Triaged>;
+    };
+    const plan = triage!.firstPlan!;
+    expect((await getPlan(plan.name))?.state).toBe('Executing'); // a Wait, no approval: its first state
+    // A person resolved it meanwhile: the retry returns nothing, and the plan ends as the
+    // workflow's abandon would end it, once however often it is retried.
+    await updateIncident(name, { state: 'Resolved', resolvedAt: new Date(), resolvedBy: 'alice' });
+    const retry = new MockActivityEnvironment({ attempt: 2 });
+    expect(await retry.run(stages.drainAndTriage, input)).toEqual({ drained: 0, triage: null });
+    await retry.run(stages.drainAndTriage, input);
+    expect(await getPlan(plan.name)).toMatchObject({ state: 'Failed', result: PLAN_ABANDONED_RESULT });
+    const ends = (await getTimeline(name)).filter((e) => e.type === 'RemediationFailed');
+    expect(ends.map((e) => e.message)).toEqual([`${plan.name} Failed: ${PLAN_ABANDONED_RESULT}`]);
+
+    // A first attempt that finds its incident resolved made no plan: there is nothing to end.
+    const other = await openResolved('Deployment/abandoned-first');
+    expect(await new MockActivityEnvironment().run(stages.triageIncident, { name: other, at: input.at })).toBeNull();
   });
 
   it('opens on counting after a failed attempt: what the first drained and what came since', async () => {
