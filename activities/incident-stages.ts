@@ -31,7 +31,7 @@ export function createIncidentStageActivities(
    * made the first plan before it died: the workflow never sees that plan, so it is ended here.
    */
   async function resolvedFirst(name: string): Promise<void> {
-    if (Context.current().info.attempt > 1) await remediation.abandonFirstPlan(name, openings);
+    if (Context.current().info.attempt > 1) await remediation.abandonFirstPlan(name);
   }
 
   /** Records what waits in the inbox, a batch at a time until it is found empty; how many. */
@@ -143,8 +143,9 @@ export function createIncidentStageActivities(
     async triageIncident(input: TriageInput): Promise<Triage | null> {
       return withHeartbeat(async (signal) => {
         const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
-        if (!analyzing) await resolvedFirst(input.name);
-        return analyzing ? triage(analyzing, input, signal) : null;
+        if (analyzing) return triage(analyzing, input, signal);
+        await resolvedFirst(input.name);
+        return null;
       });
     },
 

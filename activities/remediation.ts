@@ -346,12 +346,13 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
   /**
    * The first plan a triage made, when a retry of that triage found its incident resolved: the
    * workflow never gets it, so it ends here as the workflow's `abandon` ends a plan a resolve
-   * overtook (a plan never made, or ended already, is left as it is).
+   * overtook (a plan never made, or ended already, is left as it is). Its triage gives back the
+   * opening it held.
    */
-  async function abandonFirstPlan(incident: string, openings?: Openings): Promise<void> {
+  async function abandonFirstPlan(incident: string): Promise<void> {
     const plan = await planByKey(`${incident}/attempt/1`);
     if (plan && !FINAL_PLAN_STATES.includes(plan.state))
-      await finishPlan({ plan: plan.name, state: 'Failed', result: PLAN_ABANDONED_RESULT }, openings);
+      await finishPlan({ plan: plan.name, state: 'Failed', result: PLAN_ABANDONED_RESULT });
   }
 
   return { options, prepare, abandonFirstPlan };

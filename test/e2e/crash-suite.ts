@@ -16,8 +16,7 @@ import { killAll, survivors } from '../harness/processes';
  * bench/chaos.ts runs the same with more kills and prints the counts. The targets are split over
  * two test files so Jest's two workers share the load. Every target runs plans: kills of the whole
  * `foghorn dev` among them found a nondeterminism error that release-35 fixed (docs/benchmarks.md,
- * "Thirty-fifth pass"), and a workflow task that fails shows here as an incident whose workflow
- * does not answer its query.
+ * "Thirty-fifth pass"); a workflow whose task keeps failing is counted here (Temporal reports it).
  */
 export function crashSuite(title: string, targets: [ChaosTarget, string][]): void {
   describe(title, () => {

@@ -18,6 +18,16 @@ export function localActivityMarkers(events: HistoryEvent[]): LocalActivityMarke
   });
 }
 
+/** The activities a run scheduled, in order (attempts are not events of their own). */
+export const scheduledActivities = (events: HistoryEvent[]): string[] =>
+  events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+
+/** The activities among them that keep a plan's records (as local activities they leave markers instead). */
+export const planRecordActivities = (events: HistoryEvent[]): string[] =>
+  scheduledActivities(events).filter((a) =>
+    ['setPlanState', 'recordStep', 'recordVerification', 'finishPlan'].includes(a),
+  );
+
 type IndexedFields = Record<string, temporal.api.common.v1.IPayload> | null | undefined;
 
 /** A state as search attributes carry it: at its start (`events[0]`) or in an upsert. */

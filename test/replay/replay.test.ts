@@ -3,7 +3,13 @@ import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
-import { incidentStates, localActivityMarkers, remediationStates } from '../harness/history';
+import {
+  incidentStates,
+  localActivityMarkers,
+  planRecordActivities,
+  remediationStates,
+  scheduledActivities as activities,
+} from '../harness/history';
 import {
   LOCAL_HTTP_STEPS,
   PLAN_IN_RUN,
@@ -52,9 +58,6 @@ const took = (events: temporal.api.history.v1.IHistoryEvent[], patch: string) =>
   return started >= 0 && !RELEASES.slice(0, started).some((later) => later.patches.includes(patch));
 };
 
-/** The activities a run scheduled, in order. */
-const activities = (events: temporal.api.history.v1.IHistoryEvent[]) =>
-  events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
 /** Whether a run started a child workflow of `type`. */
 const startedChild = (events: temporal.api.history.v1.IHistoryEvent[], type: string) =>
   events.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name === type);
@@ -188,19 +191,17 @@ describe('replay of recorded histories', () => {
           events[0].workflowExecutionStartedEventAttributes!.workflowType!.name === 'incidentWorkflow' &&
           remediationStates(events).upserted.length > 0,
       );
-    const records = (events: temporal.api.history.v1.IHistoryEvent[]) =>
-      activities(events).filter((a) => ['setPlanState', 'recordStep', 'finishPlan'].includes(a));
     const asActivities = inRun.filter((events) => took(events, PLAN_RECORDS_AS_ACTIVITIES));
     const local = inRun.filter((events) => !took(events, PLAN_RECORDS_AS_ACTIVITIES));
     expect(asActivities.length).toBeGreaterThan(0);
     expect(local.length).toBeGreaterThan(0);
     for (const events of local) {
       expect(localActivityMarkers(events).length).toBeGreaterThan(0);
-      expect(records(events)).toEqual([]);
+      expect(planRecordActivities(events)).toEqual([]);
     }
     for (const events of asActivities) {
       expect(localActivityMarkers(events)).toEqual([]);
-      expect(records(events).length).toBeGreaterThan(0);
+      expect(planRecordActivities(events).length).toBeGreaterThan(0);
     }
   });
 

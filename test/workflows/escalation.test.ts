@@ -4,6 +4,7 @@ import { deliveriesOf } from '../../store/notification-deliveries';
 import { ladderStateQuery } from '../../workflows/escalation-messages';
 import { ESCALATION_STATE } from '../../workflows/search-attributes';
 import { approvalAwaitingDecision } from '../harness/approvals';
+import { scheduledActivities } from '../harness/history';
 import { useNotificationReceiver, type ReceivedNotification } from '../harness/notification-receiver';
 import { useStack } from '../harness/stack';
 
@@ -335,9 +336,7 @@ describe('choosing a policy', () => {
 
 describe('escalating in the triage', () => {
   const scheduled = async (workflowId: string) =>
-    (await s.client.workflow.getHandle(workflowId).fetchHistory()).events!.flatMap(
-      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
-    );
+    scheduledActivities((await s.client.workflow.getHandle(workflowId).fetchHistory()).events!);
 
   it('an incident with nothing to try is escalated by its triage, and L1 goes out without reading its endpoints again', async () => {
     await policy({

@@ -2,6 +2,7 @@ import mongoose from 'mongoose';
 import type { Activities } from '../../activities';
 import { firingAlert } from '../../bench/fixtures';
 import { enqueueSignals } from '../../store/signal-inbox';
+import { scheduledActivities } from '../harness/history';
 import { useStack } from '../harness/stack';
 
 /**
@@ -43,9 +44,7 @@ const get = async (path: string): Promise<Json> => (await s.call('GET', path, { 
 const post = (body: object) => s.call('POST', '/alerts/alertmanager', { token: s.tokens.operator, body });
 const queued = (name: string) => mongoose.connection.collection('signal_inbox').countDocuments({ incident: name });
 const activitiesOf = async (name: string) =>
-  ((await s.client.workflow.getHandle(name).fetchHistory()).events ?? []).flatMap(
-    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
-  );
+  scheduledActivities((await s.client.workflow.getHandle(name).fetchHistory()).events ?? []);
 /** A duplicate as the inbox holds one the API queued and whose hand-over was lost. */
 const lost = (name: string, n: number) =>
   enqueueSignals(

@@ -1,7 +1,7 @@
 import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
 import { createRunbook, deleteRunbook } from '../../store/runbooks';
 import { REMEDIATION_STATE } from '../../workflows/search-attributes';
-import { incidentStates, localActivityMarkers, remediationStates } from '../harness/history';
+import { incidentStates, localActivityMarkers, planRecordActivities, remediationStates } from '../harness/history';
 import { useStack } from '../harness/stack';
 import { useStepReceiver, type ReceivedRequest } from '../harness/step-receiver';
 
@@ -197,12 +197,7 @@ describe('runbook remediation without a cluster', () => {
     // Release-28: its record was made Executing, and Verifying rode with the last step's record,
     // so neither was a write of its own; the record still went through both.
     expect(localActivityMarkers(history)).toEqual([]);
-    const scheduled = history.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-    expect(scheduled.filter((a) => ['setPlanState', 'recordStep', 'finishPlan'].includes(a))).toEqual([
-      'recordStep',
-      'recordStep',
-      'finishPlan',
-    ]);
+    expect(planRecordActivities(history)).toEqual(['recordStep', 'recordStep', 'finishPlan']);
     expect(plan.actions.map((a: Json) => a.outcome)).toEqual(['ok', 'ok']);
     // The incident started Analyzing (said by its starter): its first upsert is Remediating.
     expect(incidentStates(history)).toEqual({ started: 'Analyzing', upserted: ['Remediating', 'Resolved'] });
