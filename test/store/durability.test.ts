@@ -59,6 +59,45 @@ describe('embedded store durability (H2 backend, kill -9)', () => {
       await second.client.close();
     }
   }, 120_000);
+
+  it('reads back exactly what it wrote: text in any script, nesting, arrays, large documents, unique keys', async () => {
+    await server?.stop(); // the test before leaves its store running on the same file
+    const first = await open();
+    const notes = first.db.collection('notes');
+    await notes.createIndex({ title: 1, lang: 1 }, { unique: true });
+    const raw = { promoteValues: false, promoteLongs: false } as const;
+    // Written page by page from one reused buffer per thread: ASCII and not, empty, grown past
+    // its first size and past the size it is kept at, arrays of documents inside documents.
+    const note = (i: number) => ({
+      _id: `n${i}`,
+      title: ['plain', 'café', 'ünïcödé ✓', '日本語のタイトル', 'emoji 🚨🔥', ''][i % 6] + ` #${i}`,
+      lang: i % 2 ? 'fr' : 'ja',
+      body: i === 7 ? 'x'.repeat(2 * 1024 * 1024) : i === 8 ? 'é'.repeat(5000) : `line ${i}\n\ttabbed\u0001`,
+      steps: [{ name: 'ünï', args: ['a', new Int32(i), null, ['nested', { deep: 'é' }]] }, 'tail'],
+      meta: { 'clé é': 'valeur', empty: {}, none: [] },
+      n: new Int32(i),
+    });
+    for (let i = 0; i < 40; i++) await notes.insertOne(note(i) as never);
+    await notes.updateOne({ _id: 'n3' as never }, { $set: { 'meta.clé é': 'après ✓' } });
+    server!.child.kill('SIGKILL');
+    await new Promise((r) => server!.child.once('exit', r));
+    await first.client.close(true).catch(() => undefined);
+
+    const second = await open(first.port);
+    try {
+      const back = second.db.collection('notes');
+      const all = await back.find({}, raw).sort({ n: 1 }).toArray();
+      expect(all).toHaveLength(40);
+      all.forEach((doc, i) =>
+        expect(doc).toEqual(i === 3 ? { ...note(3), meta: { ...note(3).meta, 'clé é': 'après ✓' } } : note(i)),
+      );
+      expect(await back.findOne({ title: '日本語のタイトル #3', lang: 'fr' })).toMatchObject({ _id: 'n3' });
+      await expect(back.insertOne({ title: 'emoji 🚨🔥 #4', lang: 'ja' })).rejects.toThrow(/duplicate key/i);
+      await back.insertOne({ title: 'emoji 🚨🔥 #4', lang: 'fr' });
+    } finally {
+      await second.client.close();
+    }
+  }, 120_000);
 });
 
 /**

@@ -7,8 +7,11 @@ import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.WriteBuffer;
@@ -93,19 +96,15 @@ final class BsonDataType extends BasicDataType<Object> {
       buff.put(TAG_OBJECT_ID).put(id.toByteArray());
       return;
     }
-    Document document = obj instanceof Document d ? d : obj instanceof KeyValue k ? asDocument(k) : null;
-    ByteBuf bson = document == null ? null : encode(document);
+    ByteBuf bson = obj instanceof Document d ? encode(d) : obj instanceof KeyValue k ? encode(k) : null;
     if (bson == null) {
       legacy.get().write(buff, obj);
       return;
     }
-    try {
-      int length = bson.readableBytes();
-      if (obj instanceof Document) documentMemory = (documentMemory * 15 + 2 * length + 64) / 16;
-      buff.put(obj instanceof Document ? TAG_DOCUMENT : TAG_KEY).putVarInt(length).put(bson.nioBuffer());
-    } finally {
-      bson.release();
-    }
+    int length = bson.readableBytes();
+    if (obj instanceof Document) documentMemory = (documentMemory * 15 + 2 * length + 64) / 16;
+    buff.put(obj instanceof Document ? TAG_DOCUMENT : TAG_KEY).putVarInt(length)
+        .put(bson.array(), bson.arrayOffset() + bson.readerIndex(), length);
   }
 
   @Override
@@ -125,22 +124,110 @@ final class BsonDataType extends BasicDataType<Object> {
     return tag == TAG_DOCUMENT ? document : new KeyValue(new ArrayList<>(document.values()));
   }
 
-  /** A key as a document of its values under "0", "1", …: BSON keeps their types. */
-  private static Document asDocument(KeyValue key) {
-    Document document = new Document();
-    for (int i = 0; i < key.size(); i++) document.put(Integer.toString(i), key.get(i));
-    return document;
-  }
-
-  /** The BSON of a document (the caller releases it), or null when BSON cannot hold one of its values. */
+  /**
+   * The BSON of a document in this thread's scratch buffer (valid until its next use), or null
+   * when BSON cannot hold one of its values.
+   */
   private static ByteBuf encode(Document document) {
-    ByteBuf buffer = Unpooled.buffer(256);
+    ByteBuf buffer = scratch();
     try {
-      BsonEncoder.encodeDocument(document, buffer);
+      writeDocument(document, buffer);
       return buffer;
     } catch (RuntimeException e) {
-      buffer.release();
       return null;
     }
   }
+
+  /** A key as the BSON of a document of its values under "0", "1", …: BSON keeps their types. */
+  private static ByteBuf encode(KeyValue key) {
+    ByteBuf buffer = scratch();
+    try {
+      int start = buffer.writerIndex();
+      buffer.writeIntLE(0);
+      for (int i = 0; i < key.size(); i++) writeElement(Integer.toString(i), key.get(i), buffer);
+      return finish(buffer, start);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /**
+   * Each commit writes every page it changed whole, so a page's unchanged documents are encoded
+   * again and again: one buffer per thread, reused, instead of one allocated (and grown) per
+   * value; dropped when a large document grew it.
+   */
+  private static final ThreadLocal<ByteBuf> SCRATCH = new ThreadLocal<>();
+  private static final int SCRATCH_BYTES = 4096;
+  private static final int SCRATCH_KEPT_BYTES = 1 << 20;
+
+  private static ByteBuf scratch() {
+    ByteBuf buffer = SCRATCH.get();
+    if (buffer == null || buffer.capacity() > SCRATCH_KEPT_BYTES) SCRATCH.set(buffer = Unpooled.buffer(SCRATCH_BYTES));
+    return buffer.clear();
+  }
+
+  /*
+   * The bytes BsonEncoder.encodeDocument writes, without the copies it makes of every name and
+   * string (String.getBytes) or of an array (a Document of its indexes). Any other value is the
+   * library's encodeValue.
+   */
+  private static void writeDocument(Map<String, ?> document, ByteBuf buffer) {
+    int start = buffer.writerIndex();
+    buffer.writeIntLE(0);
+    for (Map.Entry<String, ?> entry : document.entrySet()) writeElement(entry.getKey(), entry.getValue(), buffer);
+    finish(buffer, start);
+  }
+
+  private static void writeElement(String name, Object value, ByteBuf buffer) {
+    byte type = BsonEncoder.determineType(value);
+    buffer.writeByte(type);
+    writeText(name, buffer);
+    buffer.writeByte(0);
+    switch (type) {
+      case BSON_STRING -> {
+        int at = buffer.writerIndex();
+        buffer.writeIntLE(0);
+        int bytes = writeText(value.toString(), buffer);
+        buffer.writeByte(0);
+        buffer.setIntLE(at, bytes + 1);
+      }
+      case BSON_DOCUMENT -> {
+        @SuppressWarnings("unchecked")
+        Map<String, ?> map = (Map<String, ?>) value;
+        writeDocument(map, buffer);
+      }
+      case BSON_ARRAY -> {
+        if (value instanceof List<?> list) {
+          int start = buffer.writerIndex();
+          buffer.writeIntLE(0);
+          for (int i = 0; i < list.size(); i++) writeElement(Integer.toString(i), list.get(i), buffer);
+          finish(buffer, start);
+        } else BsonEncoder.encodeValue(type, value, buffer);
+      }
+      default -> BsonEncoder.encodeValue(type, value, buffer);
+    }
+  }
+
+  /** Closes a document started at `start`: its terminator, then its length in front. */
+  private static ByteBuf finish(ByteBuf buffer, int start) {
+    buffer.writeByte(0);
+    buffer.setIntLE(start, buffer.writerIndex() - start);
+    return buffer;
+  }
+
+  /** A string's UTF-8 (as String.getBytes writes it, malformed text too); returns its length. */
+  private static int writeText(String text, ByteBuf buffer) {
+    for (int i = 0; i < text.length(); i++) {
+      if (text.charAt(i) >= 0x80) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        buffer.writeBytes(bytes);
+        return bytes.length;
+      }
+    }
+    return buffer.writeCharSequence(text, StandardCharsets.US_ASCII);
+  }
+
+  private static final byte BSON_STRING = 2;
+  private static final byte BSON_DOCUMENT = 3;
+  private static final byte BSON_ARRAY = 4;
 }
