@@ -12,6 +12,7 @@ import { errorHandler, notFoundHandler, unavailable } from './errors';
 import { createMetrics, requestLogger } from './observability';
 import { renderApiReference } from './reference-page';
 import { registerStoreMetrics } from './store-metrics';
+import { registerTemporalMetrics } from './temporal-metrics';
 import { finishDocument, mountRoutes, registerOpenApi, route, ROUTER_OPTIONS, type AnyRoute } from './route';
 import type { SignalType } from '../domain/incident';
 import type { SlaTargets } from '../domain/sla';
@@ -68,6 +69,7 @@ export function createApp(options: AppOptions): express.Express {
   app.set('trust proxy', 'loopback');
   const metrics = createMetrics();
   registerStoreMetrics(metrics.registry);
+  registerTemporalMetrics(metrics.registry, options.temporal);
   app.use(requestLogger(options.logger), metrics.middleware);
 
   const rootRoutes = healthRoutes({ temporal: options.temporal, metrics: metrics.registry });

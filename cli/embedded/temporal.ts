@@ -16,8 +16,17 @@ export const QUEUE_POLLS_PER_SECOND = 200;
 export const CONTINUE_AS_NEW_EVENTS = 1024;
 /** Matching partitions of each task queue (the server's default is 4). */
 export const TASK_QUEUE_PARTITIONS = 1;
+/**
+ * Consecutive failed (or timed-out) workflow tasks after which Temporal flags a workflow in
+ * `TemporalReportedProblems`, as Temporal Cloud does; self-hosted servers leave it to this setting.
+ */
+export const TASK_PROBLEMS_REPORTED_AFTER = 2;
 /** Executions the history service keeps in memory (by default, every one touched in the last hour). */
 export const HISTORY_CACHE_EXECUTIONS = 2048;
+
+/** The dev server's setting for {@link TASK_PROBLEMS_REPORTED_AFTER} (tests' servers use it too). */
+export const taskProblemsSetting = () =>
+  `system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute=${TASK_PROBLEMS_REPORTED_AFTER}`;
 
 const typeNames: Record<string, string> = {
   KEYWORD: 'Keyword',
@@ -80,6 +89,10 @@ export async function startEmbeddedTemporal(opts: {
   // fixed memory limit, ran ever more often. A few times the running workflows is plenty; one that
   // left the cache is read back from SQLite at its next task (docs/benchmarks.md, "Twenty-second pass").
   args.push('--dynamic-config-value', `history.hostLevelCacheMaxSize=${HISTORY_CACHE_EXECUTIONS}`);
+  // A workflow whose task keeps failing makes no progress: flagged after two failures in a row,
+  // it shows in /metrics (foghorn_workflows_task_failing) and the UI's "Task Failures" view
+  // within seconds instead of after the fifth attempt's back-off (~50 s).
+  args.push('--dynamic-config-value', taskProblemsSetting());
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.

@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { defineSearchAttributeKey } from '@temporalio/common';
+import { REPORTED_PROBLEMS } from '../../api/temporal-metrics';
 import { stopHandOvers } from '../../operations/incident-handover';
 import { execFileSync } from 'child_process';
 import { appendFileSync } from 'fs';
@@ -90,8 +90,6 @@ export interface ChaosReport {
 }
 
 const SECRET = 'chaos-webhook-secret-0123456789abcdef';
-/** Set by Temporal on a workflow whose task keeps failing: `category=WorkflowTaskFailed`, its cause. */
-const REPORTED_PROBLEMS = defineSearchAttributeKey('TemporalReportedProblems', 'KEYWORD_LIST');
 const NAMESPACE = 'chaos';
 const TASK_QUEUE = 'foghorn';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

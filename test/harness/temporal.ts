@@ -3,6 +3,7 @@ import { stopHandOvers } from '../../operations/incident-handover';
 import type { Worker } from '@temporalio/worker';
 import type { ConnectionPlugin } from '@temporalio/client';
 import path from 'path';
+import { taskProblemsSetting } from '../../cli/embedded/temporal';
 import { TOOLS_DIR } from '../../cli/paths';
 import { parseConfig } from '../../domain/config';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
@@ -76,10 +77,13 @@ export async function useWorkflowEnv(opts: WorkflowEnvOptions = {}) {
       : await TestWorkflowEnvironment.createLocal({
           server: {
             executable: { type: 'existing-path', path: path.join(TOOLS_DIR, 'temporal') },
-            extraArgs:
-              opts.continueAsNewAt === undefined
+            extraArgs: [
+              '--dynamic-config-value',
+              taskProblemsSetting(),
+              ...(opts.continueAsNewAt === undefined
                 ? []
-                : ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${opts.continueAsNewAt}`],
+                : ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${opts.continueAsNewAt}`]),
+            ],
           },
         });
   await registerSearchAttributes(env);
