@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'child_process';
 import { existsSync } from 'fs';
 import { createInterface } from 'readline';
+import type { BackgroundPriority } from '../../domain/config';
 
 /** A child server process that can be stopped and waited for. */
 export interface ServerProcess {
@@ -74,14 +75,29 @@ export function diesWithParent(binary: string, args: string[]): [string, string[
 }
 
 const NICE = '/usr/bin/nice';
+const CHRT = '/usr/bin/chrt';
+/** The niceness `idle` falls back to where `chrt` is missing (the default before it). */
+export const IDLE_FALLBACK_NICE = 10;
 
 /**
- * The command line that runs `command` at niceness `n` (FOGHORN_BACKGROUND_NICE): `nice` execs
- * it, so every thread it ever starts inherits the priority (Linux applies setpriority() to one
- * thread only). As it is when `n` is 0 or `nice` is missing.
+ * The command line that runs `command` in the background (FOGHORN_BACKGROUND_NICE): under
+ * SCHED_IDLE (`chrt --idle 0`) or at a niceness (`nice -n`). Either execs it, so every thread it
+ * ever starts inherits the priority (Linux applies setpriority() and sched_setscheduler() to one
+ * thread only). As it is at niceness 0, or when the tool is missing (`idle` then falls back to
+ * niceness {@link IDLE_FALLBACK_NICE}).
+ *
+ * SCHED_IDLE rather than a niceness: a thread of the API (or the store) that wakes takes a core
+ * from an idle-class thread at once, where a niced one keeps it for the rest of its slice, and
+ * the kernel places a waking thread on a core that runs only idle-class threads as on an idle
+ * core. The background does as much work beside the webhook's load either way (it takes what
+ * is left); the 202's p99 fell from 42–56 to 25–34 ms (docs/benchmarks.md, "Thirty-sixth pass").
  */
-export function niced(n: number, command: string, args: string[]): [string, string[]] {
-  return n > 0 && existsSync(NICE) ? [NICE, ['-n', String(n), command, ...args]] : [command, args];
+export function inBackground(priority: BackgroundPriority, command: string, args: string[]): [string, string[]] {
+  if (priority === 'idle')
+    return existsSync(CHRT)
+      ? [CHRT, ['--idle', '0', command, ...args]]
+      : inBackground(IDLE_FALLBACK_NICE, command, args);
+  return priority > 0 && existsSync(NICE) ? [NICE, ['-n', String(priority), command, ...args]] : [command, args];
 }
 
 /**

@@ -1,9 +1,9 @@
 import { existsSync } from 'fs';
 import path from 'path';
-import { DEFAULT_TEMPORAL_MEMORY } from '../../domain/config';
+import { DEFAULT_TEMPORAL_MEMORY, type BackgroundPriority } from '../../domain/config';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { TOOLS_DIR } from '../paths';
-import { diesWithParent, niced, spawnServer, type ServerProcess } from './process';
+import { diesWithParent, inBackground, spawnServer, type ServerProcess } from './process';
 
 export interface EmbeddedTemporal extends ServerProcess {
   address: string;
@@ -49,8 +49,8 @@ export async function startEmbeddedTemporal(opts: {
   namespace?: string;
   /** How often the history service may read each task queue; benchmarks compare the server's 20. */
   queuePollsPerSecond?: number;
-  /** Niceness of the server's process (FOGHORN_BACKGROUND_NICE); 0 leaves it as ours. */
-  nice?: number;
+  /** Where the server's process runs (FOGHORN_BACKGROUND_NICE); niceness 0 leaves it as ours. */
+  priority?: BackgroundPriority;
   /** Go's memory limit when persisting to disk (FOGHORN_TEMPORAL_MEMORY); in memory, no limit. */
   memory?: string;
 }): Promise<EmbeddedTemporal> {
@@ -97,7 +97,7 @@ export async function startEmbeddedTemporal(opts: {
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.
   // The MongoDB launcher exits when its stdin closes; the Temporal CLI does not.
-  const [command, commandArgs] = diesWithParent(...niced(opts.nice ?? 0, binary, args));
+  const [command, commandArgs] = diesWithParent(...inBackground(opts.priority ?? 0, binary, args));
   const server = await spawnServer(
     'Temporal dev server',
     command,

@@ -1,8 +1,8 @@
 import { fork } from 'child_process';
 import path from 'path';
-import { SECRET_VARIABLES, type Config } from '../../domain/config';
+import { SECRET_VARIABLES, type BackgroundPriority, type Config } from '../../domain/config';
 import { REPO_ROOT } from '../paths';
-import { niced, stopProcess, type ServerProcess } from './process';
+import { inBackground, stopProcess, type ServerProcess } from './process';
 
 /** What `foghorn worker --supervised` and its parent say over the IPC channel. */
 export type WorkerMessage = { type: 'secrets'; env: Record<string, string> } | { type: 'ready' };
@@ -51,19 +51,19 @@ const YOUNG_GENERATION_FLAG = '--min-semi-space-size=16';
 export function startWorkerProcess(opts: {
   env: NodeJS.ProcessEnv;
   secrets: Record<string, string>;
-  /** Niceness of the worker's process (FOGHORN_BACKGROUND_NICE); 0 leaves it as ours. */
-  nice?: number;
+  /** Where the worker's process runs (FOGHORN_BACKGROUND_NICE); niceness 0 leaves it as ours. */
+  priority?: BackgroundPriority;
   /** V8's heap limit in MiB (FOGHORN_WORKER_HEAP), for its main and workflow threads alike. */
   heapMiB?: number;
   timeoutMs?: number;
 }): Promise<ServerProcess> {
-  // fork() runs `execPath execArgv script`: through `nice`, the same node with the same flags.
+  // fork() runs `execPath execArgv script`: through `chrt` or `nice`, the same node with the same flags.
   const flags = [
     ...process.execArgv,
     ...(opts.heapMiB ? [`--max-old-space-size=${opts.heapMiB}`] : []),
     YOUNG_GENERATION_FLAG,
   ];
-  const [execPath, execArgv] = niced(opts.nice ?? 0, process.execPath, flags);
+  const [execPath, execArgv] = inBackground(opts.priority ?? 0, process.execPath, flags);
   const child = fork(path.join(REPO_ROOT, 'bin', 'foghorn.js'), ['worker', '--supervised'], {
     env: { ...WORKER_ENV_DEFAULTS, ...opts.env },
     execPath,

@@ -1,10 +1,10 @@
 import { execFileSync } from 'child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
+import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
 import { firingAlert } from '../../bench/fixtures';
 import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
-import { alive, until } from '../harness/processes';
+import { alive, threadPriorities, until } from '../harness/processes';
 import { CONTINUE_AS_NEW_EVENTS, HISTORY_CACHE_EXECUTIONS, TASK_QUEUE_PARTITIONS } from '../../cli/embedded/temporal';
 import { DEV_OPENINGS } from '../../domain/config';
 
@@ -36,18 +36,8 @@ const below = (dev: DevProcess, pattern: RegExp) => descendants(dev.child.pid!).
 /** The worker process below `foghorn dev`, if one runs. */
 const workerPid = (dev: DevProcess) => below(dev, /foghorn\.js worker --supervised/);
 
-/** The niceness of every thread of a process (field 19 of /proc/<pid>/task/<tid>/stat). */
-function threadNiceness(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    } catch {
-      return []; // the thread ended since the directory was read
-    }
-    return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
-  });
-}
+/** The niceness of every thread of a process. */
+const threadNiceness = (pid: number) => threadPriorities(pid).map((t) => t.nice);
 
 describe('foghorn dev: the worker in its own process (e2e)', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-dev-worker-'));
