@@ -82,7 +82,8 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
             uiPort: config.FOGHORN_TEMPORAL_UI_PORT,
             dbFile: path.join(dataDir, 'temporal.db'),
             namespace: config.TEMPORAL_NAMESPACE,
-            priority: config.FOGHORN_BACKGROUND_NICE,
+            // SCHED_IDLE: its spinning threads give a waking API thread its core at once (inBackground).
+            priority: config.FOGHORN_BACKGROUND_NICE > 0 ? 'idle' : 0,
             memory: config.FOGHORN_TEMPORAL_MEMORY,
           }),
         logger,

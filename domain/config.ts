@@ -40,12 +40,6 @@ const commaList = z.string().transform((text) =>
     .filter(Boolean),
 );
 
-/**
- * Where `foghorn dev` puts its worker and embedded Temporal (FOGHORN_BACKGROUND_NICE): Linux's
- * SCHED_IDLE, or a niceness (0: as the API).
- */
-export type BackgroundPriority = 'idle' | number;
-
 /** The embedded MongoDB-wire server's Java heap when it persists to disk (FOGHORN_MONGO_HEAP). */
 export const DEFAULT_MONGO_HEAP = '512m';
 /** The embedded Temporal dev server's Go memory when it persists to disk (FOGHORN_TEMPORAL_MEMORY). */
@@ -166,13 +160,11 @@ export const configSchema = z.object({
   // Diagnostics: a directory where each process writes the store commands it has sent, counted
   // (`<pid>.json`, every second; store/command-counts.ts). Unset, nothing is counted.
   FOGHORN_STORE_COMMAND_COUNTS: z.string().min(1).optional(),
-  // `foghorn dev`'s scheduling: the worker and the embedded Temporal run under Linux's SCHED_IDLE
-  // (`idle`) or at a niceness (1 to 19; 0 leaves them as the API), so the API and the gateway
-  // answer first when the cores are busy (docs/benchmarks.md, "Sixth pass", "Twentieth pass",
-  // "Thirty-sixth pass").
-  FOGHORN_BACKGROUND_NICE: z
-    .union([z.literal('idle'), z.coerce.number().int().min(0).max(19)])
-    .default('idle' as BackgroundPriority),
+  // `foghorn dev`'s scheduling: the worker runs at this niceness and the embedded Temporal under
+  // Linux's SCHED_IDLE (0 leaves both as the API), so the API and the gateway answer first when
+  // the cores are busy (docs/benchmarks.md, "Sixth pass"; 10 from 5 in the "Twentieth pass";
+  // Temporal idle in the "Thirty-sixth pass").
+  FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(10),
   // How many new incidents a worker takes from their triage to their first plan step at once
   // (activities/openings.ts); 0: no limit. Unset, `foghorn dev` gives its one worker
   // DEV_OPENINGS and other workers none.

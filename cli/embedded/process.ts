@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'child_process';
 import { existsSync } from 'fs';
 import { createInterface } from 'readline';
-import type { BackgroundPriority } from '../../domain/config';
 
 /** A child server process that can be stopped and waited for. */
 export interface ServerProcess {
@@ -76,7 +75,10 @@ export function diesWithParent(binary: string, args: string[]): [string, string[
 
 const NICE = '/usr/bin/nice';
 const CHRT = '/usr/bin/chrt';
-/** The niceness `idle` falls back to where `chrt` is missing (the default before it). */
+
+/** Linux's SCHED_IDLE, or a niceness (0: as we run). */
+export type BackgroundPriority = 'idle' | number;
+/** The niceness `idle` falls back to where `chrt` is missing (FOGHORN_BACKGROUND_NICE's default). */
 export const IDLE_FALLBACK_NICE = 10;
 
 /**
@@ -86,11 +88,13 @@ export const IDLE_FALLBACK_NICE = 10;
  * thread only). As it is at niceness 0, or when the tool is missing (`idle` then falls back to
  * niceness {@link IDLE_FALLBACK_NICE}).
  *
- * SCHED_IDLE rather than a niceness: a thread of the API (or the store) that wakes takes a core
- * from an idle-class thread at once, where a niced one keeps it for the rest of its slice, and
- * the kernel places a waking thread on a core that runs only idle-class threads as on an idle
- * core. The background does as much work beside the webhook's load either way (it takes what
- * is left); the 202's p99 fell from 42–56 to 25–34 ms (docs/benchmarks.md, "Thirty-sixth pass").
+ * `foghorn dev` runs the embedded Temporal under SCHED_IDLE and the worker at the niceness: a
+ * thread of the API (or the store) that wakes takes a core from an idle-class thread at once,
+ * where a niced one keeps it for the rest of its slice, and the kernel places a waking thread on
+ * a core that runs only idle-class threads as on an idle core. Temporal's Go runtime keeps
+ * threads spinning for work: idle, the webhook's 202 p99 fell from 39–56 to 31–34 ms with as
+ * much done behind it; the worker idle as well gained nothing more and cost a burst of
+ * remediations 0.3–0.6 s (docs/benchmarks.md, "Thirty-sixth pass").
  */
 export function inBackground(priority: BackgroundPriority, command: string, args: string[]): [string, string[]] {
   if (priority === 'idle')

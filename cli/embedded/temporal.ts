@@ -1,9 +1,9 @@
 import { existsSync } from 'fs';
 import path from 'path';
-import { DEFAULT_TEMPORAL_MEMORY, type BackgroundPriority } from '../../domain/config';
+import { DEFAULT_TEMPORAL_MEMORY } from '../../domain/config';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { TOOLS_DIR } from '../paths';
-import { diesWithParent, inBackground, spawnServer, type ServerProcess } from './process';
+import { diesWithParent, inBackground, spawnServer, type BackgroundPriority, type ServerProcess } from './process';
 
 export interface EmbeddedTemporal extends ServerProcess {
   address: string;

@@ -1,8 +1,8 @@
 import { fork } from 'child_process';
 import path from 'path';
-import { SECRET_VARIABLES, type BackgroundPriority, type Config } from '../../domain/config';
+import { SECRET_VARIABLES, type Config } from '../../domain/config';
 import { REPO_ROOT } from '../paths';
-import { inBackground, stopProcess, type ServerProcess } from './process';
+import { inBackground, stopProcess, type BackgroundPriority, type ServerProcess } from './process';
 
 /** What `foghorn worker --supervised` and its parent say over the IPC channel. */
 export type WorkerMessage = { type: 'secrets'; env: Record<string, string> } | { type: 'ready' };

@@ -4,15 +4,15 @@ import { tmpdir } from 'os';
 import path from 'path';
 import { firingAlert } from '../../bench/fixtures';
 import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
-import { alive, threadPriorities, until } from '../harness/processes';
+import { alive, SCHED_IDLE, SCHED_OTHER, threadPriorities, until } from '../harness/processes';
 import { CONTINUE_AS_NEW_EVENTS, HISTORY_CACHE_EXECUTIONS, TASK_QUEUE_PARTITIONS } from '../../cli/embedded/temporal';
 import { DEV_OPENINGS } from '../../domain/config';
 
 /**
  * `foghorn dev` runs its worker in a process of its own (issue 14), supervised like the embedded
  * servers: a kill -9 of the worker costs a restart, never an incident, and no secret is on its
- * command line or in its environment. The worker and Temporal run at FOGHORN_BACKGROUND_NICE,
- * every thread of them, and so does a restarted worker; the API does not. The embedded store
+ * command line or in its environment. The worker runs at FOGHORN_BACKGROUND_NICE and Temporal
+ * under SCHED_IDLE, every thread of them, and so does a restarted worker; the API does not. The embedded store
  * reserves the heap it is configured with as it starts, Temporal bounds every run's history
  * and collects at its configured memory, and the worker's V8 heaps have the configured limit;
  * the worker orders its openings (FOGHORN_OPENINGS).
@@ -64,7 +64,11 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       expect(first).not.toBe(dev.child.pid);
       const temporal = below(dev, /temporal server start-dev/);
       expect(temporal).toBeDefined();
-      for (const pid of [first!, temporal!]) expect(new Set(threadNiceness(pid))).toEqual(new Set([NICE]));
+      // The worker at the niceness, Temporal under SCHED_IDLE, every thread; the API as it was started.
+      expect(new Set(threadPriorities(first!).map((t) => [t.nice, t.policy].join()))).toEqual(
+        new Set([[NICE, SCHED_OTHER].join()]),
+      );
+      expect(new Set(threadPriorities(temporal!).map((t) => t.policy))).toEqual(new Set([SCHED_IDLE]));
       expect(new Set(threadNiceness(dev.child.pid!))).toEqual(new Set([0]));
       // Memory bounded by configuration (docs/benchmarks.md, "Seventh pass").
       const mongo = below(dev, /MongoLauncher/);
