@@ -24,6 +24,12 @@ describe('embedded store durability (H2 backend, kill -9)', () => {
     const client = await MongoClient.connect(server.uri, { serverSelectionTimeoutMS: 10_000 });
     return { client, db: client.db('durable'), port: Number(new URL(server.uri).port) };
   };
+  /** kill -9 of the store the moment the last answer arrived, and the client dropped. */
+  const crash = async (client: MongoClient) => {
+    server!.child.kill('SIGKILL');
+    await new Promise((r) => server!.child.once('exit', r));
+    await client.close(true).catch(() => undefined);
+  };
 
   it('keeps every acknowledged insert, update, upsert counter and delete across kill -9', async () => {
     const first = await open();
@@ -41,9 +47,7 @@ describe('embedded store durability (H2 backend, kill -9)', () => {
         }
       }),
     );
-    server!.child.kill('SIGKILL');
-    await new Promise((r) => server!.child.once('exit', r));
-    await first.client.close(true).catch(() => undefined);
+    await crash(first.client);
 
     const second = await open(first.port);
     try {
@@ -79,9 +83,7 @@ describe('embedded store durability (H2 backend, kill -9)', () => {
     });
     for (let i = 0; i < 40; i++) await notes.insertOne(note(i) as never);
     await notes.updateOne({ _id: 'n3' as never }, { $set: { 'meta.clé é': 'après ✓' } });
-    server!.child.kill('SIGKILL');
-    await new Promise((r) => server!.child.once('exit', r));
-    await first.client.close(true).catch(() => undefined);
+    await crash(first.client);
 
     const second = await open(first.port);
     try {
