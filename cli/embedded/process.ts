@@ -92,9 +92,9 @@ export const IDLE_FALLBACK_NICE = 10;
  * thread of the API (or the store) that wakes takes a core from an idle-class thread at once,
  * where a niced one keeps it for the rest of its slice, and the kernel places a waking thread on
  * a core that runs only idle-class threads as on an idle core. Temporal's Go runtime keeps
- * threads spinning for work: idle, the webhook's 202 p99 fell from 39–56 to 31–34 ms with as
- * much done behind it; the worker idle as well gained nothing more and cost a burst of
- * remediations 0.3–0.6 s (docs/benchmarks.md, "Thirty-sixth pass").
+ * threads spinning for work: idle, the webhook's 202 p99 fell from 34–56 to 29–33 ms with as
+ * much done behind it, for ~0.3 s more in a burst of remediations; the worker idle as well gained
+ * nothing more (docs/benchmarks.md, "Thirty-sixth pass").
  */
 export function inBackground(priority: BackgroundPriority, command: string, args: string[]): [string, string[]] {
   if (priority === 'idle')
