@@ -82,8 +82,8 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
             uiPort: config.FOGHORN_TEMPORAL_UI_PORT,
             dbFile: path.join(dataDir, 'temporal.db'),
             namespace: config.TEMPORAL_NAMESPACE,
-            // SCHED_IDLE: its spinning threads give a waking API thread its core at once (inBackground).
-            priority: config.FOGHORN_BACKGROUND_NICE > 0 ? 'idle' : 0,
+            // Under SCHED_IDLE: a waking thread of the API or the store takes its core at once (inBackground).
+            priority: { nice: config.FOGHORN_BACKGROUND_NICE, idle: config.FOGHORN_BACKGROUND_NICE > 0 },
             memory: config.FOGHORN_TEMPORAL_MEMORY,
           }),
         logger,
@@ -117,7 +117,7 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
             ...(kube && { KUBECONFIG: kube.kubeconfigPath }),
           },
           secrets: { ...secretEnv(config), MONGODB_URI: mongoUri },
-          priority: config.FOGHORN_BACKGROUND_NICE,
+          priority: { nice: config.FOGHORN_BACKGROUND_NICE },
           heapMiB: config.FOGHORN_WORKER_HEAP,
         }),
       logger,

@@ -76,17 +76,17 @@ export function diesWithParent(binary: string, args: string[]): [string, string[
 const NICE = '/usr/bin/nice';
 const CHRT = '/usr/bin/chrt';
 
-/** Linux's SCHED_IDLE, or a niceness (0: as we run). */
-export type BackgroundPriority = 'idle' | number;
-/** The niceness `idle` falls back to where `chrt` is missing (FOGHORN_BACKGROUND_NICE's default). */
-export const IDLE_FALLBACK_NICE = 10;
+/** A niceness (0: as we run), and Linux's SCHED_IDLE instead where `chrt` is there, if `idle`. */
+export interface BackgroundPriority {
+  nice: number;
+  idle?: boolean;
+}
 
 /**
  * The command line that runs `command` in the background (FOGHORN_BACKGROUND_NICE): under
  * SCHED_IDLE (`chrt --idle 0`) or at a niceness (`nice -n`). Either execs it, so every thread it
  * ever starts inherits the priority (Linux applies setpriority() and sched_setscheduler() to one
- * thread only). As it is at niceness 0, or when the tool is missing (`idle` then falls back to
- * niceness {@link IDLE_FALLBACK_NICE}).
+ * thread only). At the niceness where `chrt` is missing; as it is at niceness 0 (and not idle).
  *
  * `foghorn dev` runs the embedded Temporal under SCHED_IDLE and the worker at the niceness: a
  * thread of the API (or the store) that wakes takes a core from an idle-class thread at once,
@@ -96,12 +96,9 @@ export const IDLE_FALLBACK_NICE = 10;
  * much done behind it, for ~0.3 s more in a burst of remediations; the worker idle as well gained
  * nothing more (docs/benchmarks.md, "Thirty-sixth pass").
  */
-export function inBackground(priority: BackgroundPriority, command: string, args: string[]): [string, string[]] {
-  if (priority === 'idle')
-    return existsSync(CHRT)
-      ? [CHRT, ['--idle', '0', command, ...args]]
-      : inBackground(IDLE_FALLBACK_NICE, command, args);
-  return priority > 0 && existsSync(NICE) ? [NICE, ['-n', String(priority), command, ...args]] : [command, args];
+export function inBackground({ nice, idle }: BackgroundPriority, command: string, args: string[]): [string, string[]] {
+  if (idle && existsSync(CHRT)) return [CHRT, ['--idle', '0', command, ...args]];
+  return nice > 0 && existsSync(NICE) ? [NICE, ['-n', String(nice), command, ...args]] : [command, args];
 }
 
 /**

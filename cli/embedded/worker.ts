@@ -51,7 +51,7 @@ const YOUNG_GENERATION_FLAG = '--min-semi-space-size=16';
 export function startWorkerProcess(opts: {
   env: NodeJS.ProcessEnv;
   secrets: Record<string, string>;
-  /** Where the worker's process runs (FOGHORN_BACKGROUND_NICE); niceness 0 leaves it as ours. */
+  /** Where the worker's process runs (FOGHORN_BACKGROUND_NICE); unset, as ours. */
   priority?: BackgroundPriority;
   /** V8's heap limit in MiB (FOGHORN_WORKER_HEAP), for its main and workflow threads alike. */
   heapMiB?: number;
@@ -63,7 +63,7 @@ export function startWorkerProcess(opts: {
     ...(opts.heapMiB ? [`--max-old-space-size=${opts.heapMiB}`] : []),
     YOUNG_GENERATION_FLAG,
   ];
-  const [execPath, execArgv] = inBackground(opts.priority ?? 0, process.execPath, flags);
+  const [execPath, execArgv] = inBackground(opts.priority ?? { nice: 0 }, process.execPath, flags);
   const child = fork(path.join(REPO_ROOT, 'bin', 'foghorn.js'), ['worker', '--supervised'], {
     env: { ...WORKER_ENV_DEFAULTS, ...opts.env },
     execPath,
