@@ -25,8 +25,7 @@ export const TASK_PROBLEMS_REPORTED_AFTER = 2;
 export const HISTORY_CACHE_EXECUTIONS = 2048;
 
 /** The dev server's setting for {@link TASK_PROBLEMS_REPORTED_AFTER} (tests' servers use it too). */
-export const taskProblemsSetting = () =>
-  `system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute=${TASK_PROBLEMS_REPORTED_AFTER}`;
+export const TASK_PROBLEMS_SETTING = `system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute=${TASK_PROBLEMS_REPORTED_AFTER}`;
 
 const typeNames: Record<string, string> = {
   KEYWORD: 'Keyword',
@@ -92,7 +91,7 @@ export async function startEmbeddedTemporal(opts: {
   // A workflow whose task keeps failing makes no progress: flagged after two failures in a row,
   // it shows in /metrics (foghorn_workflows_task_failing) and the UI's "Task Failures" view
   // within seconds instead of after the fifth attempt's back-off (~50 s).
-  args.push('--dynamic-config-value', taskProblemsSetting());
+  args.push('--dynamic-config-value', TASK_PROBLEMS_SETTING);
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.

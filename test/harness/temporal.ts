@@ -3,7 +3,7 @@ import { stopHandOvers } from '../../operations/incident-handover';
 import type { Worker } from '@temporalio/worker';
 import type { ConnectionPlugin } from '@temporalio/client';
 import path from 'path';
-import { taskProblemsSetting } from '../../cli/embedded/temporal';
+import { TASK_PROBLEMS_SETTING } from '../../cli/embedded/temporal';
 import { TOOLS_DIR } from '../../cli/paths';
 import { parseConfig } from '../../domain/config';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
@@ -79,7 +79,7 @@ export async function useWorkflowEnv(opts: WorkflowEnvOptions = {}) {
             executable: { type: 'existing-path', path: path.join(TOOLS_DIR, 'temporal') },
             extraArgs: [
               '--dynamic-config-value',
-              taskProblemsSetting(),
+              TASK_PROBLEMS_SETTING,
               ...(opts.continueAsNewAt === undefined
                 ? []
                 : ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${opts.continueAsNewAt}`]),

@@ -96,7 +96,7 @@ final class BsonDataType extends BasicDataType<Object> {
       buff.put(TAG_OBJECT_ID).put(id.toByteArray());
       return;
     }
-    ByteBuf bson = obj instanceof Document d ? encode(d) : obj instanceof KeyValue k ? encode(k) : null;
+    ByteBuf bson = encode(obj);
     if (bson == null) {
       legacy.get().write(buff, obj);
       return;
@@ -125,27 +125,17 @@ final class BsonDataType extends BasicDataType<Object> {
   }
 
   /**
-   * The BSON of a document in this thread's scratch buffer (valid until its next use), or null
-   * when BSON cannot hold one of its values.
+   * The BSON of a document, or of a key as a document of its values under "0", "1", … (BSON keeps
+   * their types), in this thread's scratch buffer (valid until its next use); null for anything
+   * else, or when BSON cannot hold one of its values.
    */
-  private static ByteBuf encode(Document document) {
+  private static ByteBuf encode(Object obj) {
     ByteBuf buffer = scratch();
     try {
-      writeDocument(document, buffer);
+      if (obj instanceof Document document) writeDocument(document, buffer);
+      else if (obj instanceof KeyValue key) writeIndexed(key, buffer);
+      else return null;
       return buffer;
-    } catch (RuntimeException e) {
-      return null;
-    }
-  }
-
-  /** A key as the BSON of a document of its values under "0", "1", …: BSON keeps their types. */
-  private static ByteBuf encode(KeyValue key) {
-    ByteBuf buffer = scratch();
-    try {
-      int start = buffer.writerIndex();
-      buffer.writeIntLE(0);
-      for (int i = 0; i < key.size(); i++) writeElement(Integer.toString(i), key.get(i), buffer);
-      return finish(buffer, start);
     } catch (RuntimeException e) {
       return null;
     }
@@ -197,22 +187,26 @@ final class BsonDataType extends BasicDataType<Object> {
         writeDocument(map, buffer);
       }
       case BSON_ARRAY -> {
-        if (value instanceof List<?> list) {
-          int start = buffer.writerIndex();
-          buffer.writeIntLE(0);
-          for (int i = 0; i < list.size(); i++) writeElement(Integer.toString(i), list.get(i), buffer);
-          finish(buffer, start);
-        } else BsonEncoder.encodeValue(type, value, buffer);
+        if (value instanceof List<?> list) writeIndexed(list, buffer);
+        else BsonEncoder.encodeValue(type, value, buffer);
       }
       default -> BsonEncoder.encodeValue(type, value, buffer);
     }
   }
 
+  /** Values as a document under "0", "1", …: a BSON array, or a unique-index key. */
+  private static void writeIndexed(Iterable<?> values, ByteBuf buffer) {
+    int start = buffer.writerIndex();
+    buffer.writeIntLE(0);
+    int i = 0;
+    for (Object value : values) writeElement(Integer.toString(i++), value, buffer);
+    finish(buffer, start);
+  }
+
   /** Closes a document started at `start`: its terminator, then its length in front. */
-  private static ByteBuf finish(ByteBuf buffer, int start) {
+  private static void finish(ByteBuf buffer, int start) {
     buffer.writeByte(0);
     buffer.setIntLE(start, buffer.writerIndex() - start);
-    return buffer;
   }
 
   /** A string's UTF-8 (as String.getBytes writes it, malformed text too); returns its length. */
