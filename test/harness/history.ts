@@ -1,4 +1,4 @@
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { INCIDENT_STATE, REMEDIATION_STATE } from '../../workflows/search-attributes';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -17,6 +17,21 @@ export function localActivityMarkers(events: HistoryEvent[]): LocalActivityMarke
     return data ? [JSON.parse(Buffer.from(data).toString()) as LocalActivityMarker] : [];
   });
 }
+
+const { WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND } = temporal.api.enums.v1.WorkflowTaskFailedCause;
+
+/**
+ * The workflow tasks a run failed, by their failure's message. Not counted: the server's
+ * `UnhandledCommand`, its answer to a task that closes the run (complete or continue-as-new)
+ * while a signal or an update arrived. That is Temporal's protocol, not a failure of the
+ * workflow's code: the run's next task sees the new event and closes again.
+ */
+export const failedWorkflowTasks = (events: HistoryEvent[]): string[] =>
+  events.flatMap((e) => {
+    const failed = e.workflowTaskFailedEventAttributes;
+    if (!failed || failed.cause === WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND) return [];
+    return [failed.failure?.message ?? String(failed.cause)];
+  });
 
 /** The activities a run scheduled, in order (attempts are not events of their own). */
 export const scheduledActivities = (events: HistoryEvent[]): string[] =>
