@@ -6,13 +6,18 @@
  * its source resolves (it waits for a human), so the soak is that human: it resolves it through
  * the API, as an operator would, and the resource's next alert opens a new one. RSS of every
  * process of the stack is sampled every 10 s (several times per cycle of the worker's heap
- * compaction, so the samples see its whole sawtooth); after the warm-up, each process's RSS is
- * compared with its value at the end of the warm-up (the goal's measure), its band (highest
- * against lowest) is given, and, as a trend less moved by where one sample fell in a collection
- * cycle, the mean of the first two measured minutes with that of the last two. Prints one line
+ * compaction, so the samples see its whole sawtooth). After the warm-up, each process's RSS is
+ * read three ways:
+ * - the goal's measure (docs/decisions.md, "What 'flat' means for memory"): each measured
+ *   minute's peak and foot (its highest and lowest sample; a minute holds two compaction cycles)
+ *   against those of the warm-up's last minute;
+ * - every sample against the one that ended the warm-up, and the band (highest against lowest);
+ * - the trend: the mean of the first two measured minutes against that of the last two.
+ * The stack's `/readyz` is polled every second all along (bench/stall-watch.ts): a stall is
+ * reported with what failed, and the store's threads are dumped while it lasts. Prints one line
  * per sample (with the open incidents, the working set, and those not triaged yet, the backlog)
- * and a summary: errors by kind, and the stack's own warnings and errors by message. Asserts
- * nothing.
+ * and a summary: errors by kind, stalls, and the stack's own warnings and errors by message.
+ * Asserts nothing.
  *
  * Usage: npx ts-node --transpile-only bench/storm-soak.ts [minutes=10] [warmupMinutes=2]
  *        [alertsPerSecond=60] [resources=200] [churnSeconds=30]
@@ -24,6 +29,7 @@ import path from 'path';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';
 import { rssMiB, stackProcesses } from './processes';
 import { firingAlert } from './fixtures';
+import { watchReadiness } from './stall-watch';
 
 const MINUTES = Number(process.argv[2] ?? 10);
 const WARMUP_MINUTES = Number(process.argv[3] ?? 2);
@@ -64,6 +70,8 @@ async function main() {
   try {
     await waitReady(dev.api);
     const processes = () => stackProcesses(dev.child.pid!);
+    const dumpDir = path.join(tmpdir(), `foghorn-soak-stalls-${Date.now()}`); // made at the first dump
+    const readiness = watchReadiness(dev.api, () => processes().find((p) => p.name === 'mongo-java')?.pid, dumpDir);
     console.log(
       `storm: ${RATE} alerts/s over ${RESOURCES} resources, each resolved every ${CHURN_S} s; ` +
         `${WARMUP_MINUTES} min warm-up, then ${MINUTES} min measured; processes ${processes()
@@ -146,6 +154,7 @@ async function main() {
     }
     stop = true;
     await storm;
+    await readiness.stop();
     // What is still in flight is answered before the stack stops (else it would fail as it stops).
     for (const drainUntil = Date.now() + 60_000; inFlight > 0 && Date.now() < drainUntil;)
       await new Promise((r) => setTimeout(r, 100));
@@ -158,18 +167,42 @@ async function main() {
     );
     const percent = (v: number, from: number) => `${(((v - from) / from) * 100).toFixed(1)}%`;
     const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+    /** The largest departure of `values` from `from`, signed, as a percentage. */
+    const furthest = (values: number[], from: number) =>
+      percent(
+        values.reduce((a, v) => (Math.abs(v - from) > Math.abs(a - from) ? v : a), from),
+        from,
+      );
+    // Each minute's samples (the minute a sample ends in): the warm-up's last, then each measured.
+    const minuteSamples = (m: number) => samples.filter((s) => s.minute > m - 1 && s.minute <= m);
+    const measuredMinutes = Array.from({ length: MINUTES }, (_, k) => WARMUP_MINUTES + k + 1);
+    console.log("  the goal's measure: each measured minute's peak and foot against the warm-up's last minute's");
     for (const [name, v0] of base.rss) {
+      const rssIn = (m: number) => minuteSamples(m).map((s) => s.rss.get(name) ?? 0);
+      const [peak0, foot0] = [Math.max(...rssIn(WARMUP_MINUTES)), Math.min(...rssIn(WARMUP_MINUTES))];
+      const peaks = measuredMinutes.map((m) => Math.max(...rssIn(m)));
+      const feet = measuredMinutes.map((m) => Math.min(...rssIn(m)));
       const values = after.map((s) => s.rss.get(name) ?? 0);
       const max = Math.max(...values);
       const min = Math.min(...values);
       const last = values[values.length - 1];
       const [early, late] = [mean(values.slice(0, TREND_SAMPLES)), mean(values.slice(-TREND_SAMPLES))];
       console.log(
-        `  ${name.padEnd(10)} baseline ${v0} MiB, min ${min}, max ${max} (${percent(max, v0)}; ` +
-          `band ${percent(max, min)}), end ${last} MiB (${percent(last, v0)}); ` +
-          `trend ${early} → ${late} MiB (${percent(late, early)})`,
+        `  ${name.padEnd(10)} peaks ${peak0} → ${Math.min(...peaks)}–${Math.max(...peaks)} MiB (within ${furthest(peaks, peak0)}), ` +
+          `feet ${foot0} → ${Math.min(...feet)}–${Math.max(...feet)} MiB (within ${furthest(feet, foot0)}); ` +
+          `by sample: baseline ${v0} MiB, min ${min}, max ${max} (${percent(max, v0)}; band ${percent(max, min)}), ` +
+          `end ${last} MiB (${percent(last, v0)}); trend ${early} → ${late} MiB (${percent(late, early)})`,
       );
     }
+    const { stalls } = readiness;
+    console.log(
+      `\n/readyz failed in ${stalls.length} stretch(es) of the soak${stalls.length ? ` (dumps in ${dumpDir})` : ''}`,
+    );
+    for (const stall of stalls)
+      console.log(
+        `  minute ${(stall.from / 60).toFixed(1)}, ${stall.to - stall.from + 1} s: ${[...stall.reasons].join('; ')}` +
+          (stall.dump ? `; the store's threads: ${stall.dump}` : ''),
+      );
     // The stack's own complaints (pino levels: 40 warn, 50 error, 60 fatal), counted by message.
     const complaints = dev
       .output()
