@@ -9,8 +9,8 @@
  * compaction, so the samples see its whole sawtooth). After the warm-up, each process's RSS is
  * read three ways:
  * - the goal's measure (docs/decisions.md, "What 'flat' means for memory"): each measured
- *   minute's peak and foot (its highest and lowest sample; a minute holds two compaction cycles)
- *   against those of the warm-up's last minute;
+ *   minute's peak (its highest sample: a minute holds two compaction cycles, so its peak is the
+ *   plateau between them, whatever the phase) against the warm-up's last minute's;
  * - every sample against the one that ended the warm-up, and the band (highest against lowest);
  * - the trend: the mean of the first two measured minutes against that of the last two.
  * The stack's `/readyz` is polled every second all along (bench/stall-watch.ts): a stall is
@@ -176,20 +176,18 @@ async function main() {
     // Each minute's samples (the minute a sample ends in): the warm-up's last, then each measured.
     const minuteSamples = (m: number) => samples.filter((s) => s.minute > m - 1 && s.minute <= m);
     const measuredMinutes = Array.from({ length: MINUTES }, (_, k) => WARMUP_MINUTES + k + 1);
-    console.log("  the goal's measure: each measured minute's peak and foot against the warm-up's last minute's");
+    console.log("  the goal's measure: each measured minute's peak against the warm-up's last minute's");
     for (const [name, v0] of base.rss) {
       const rssIn = (m: number) => minuteSamples(m).map((s) => s.rss.get(name) ?? 0);
-      const [peak0, foot0] = [Math.max(...rssIn(WARMUP_MINUTES)), Math.min(...rssIn(WARMUP_MINUTES))];
+      const peak0 = Math.max(...rssIn(WARMUP_MINUTES));
       const peaks = measuredMinutes.map((m) => Math.max(...rssIn(m)));
-      const feet = measuredMinutes.map((m) => Math.min(...rssIn(m)));
       const values = after.map((s) => s.rss.get(name) ?? 0);
       const max = Math.max(...values);
       const min = Math.min(...values);
       const last = values[values.length - 1];
       const [early, late] = [mean(values.slice(0, TREND_SAMPLES)), mean(values.slice(-TREND_SAMPLES))];
       console.log(
-        `  ${name.padEnd(10)} peaks ${peak0} → ${Math.min(...peaks)}–${Math.max(...peaks)} MiB (within ${furthest(peaks, peak0)}), ` +
-          `feet ${foot0} → ${Math.min(...feet)}–${Math.max(...feet)} MiB (within ${furthest(feet, foot0)}); ` +
+        `  ${name.padEnd(10)} peaks ${peak0} → ${Math.min(...peaks)}–${Math.max(...peaks)} MiB (within ${furthest(peaks, peak0)}); ` +
           `by sample: baseline ${v0} MiB, min ${min}, max ${max} (${percent(max, v0)}; band ${percent(max, min)}), ` +
           `end ${last} MiB (${percent(last, v0)}); trend ${early} → ${late} MiB (${percent(late, early)})`,
       );
