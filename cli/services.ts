@@ -45,12 +45,19 @@ export async function withStore<T>(config: Config, fn: () => Promise<T>): Promis
  * `config` the escalation file), and watches the connection for the process's lifetime
  * (watchMongo). A bad escalation file throws ConfigError before connecting.
  */
-export async function connectStore(uri: string, config?: Config, logger?: Pick<Logger, 'warn'>): Promise<void> {
+export async function connectStore(
+  uri: string,
+  config?: Config,
+  logger?: Pick<Logger, 'warn' | 'info'>,
+): Promise<void> {
   const escalation = config?.FOGHORN_ESCALATION_FILE ? loadEscalationFile(config.FOGHORN_ESCALATION_FILE) : undefined;
   await connectMongo(uri, { countCommandsIn: config?.FOGHORN_STORE_COMMAND_COUNTS });
-  watchMongo(uri, (downMs) =>
-    logger?.warn({ downMs }, 'MongoDB answered a new connection while this process stayed disconnected: reconnected'),
-  );
+  watchMongo(uri, {
+    lost: (reason) => logger?.warn({ reason }, 'MongoDB connection lost: requests that need it answer 503'),
+    back: (downMs) => logger?.info({ downMs }, 'MongoDB connection back'),
+    replaced: (downMs) =>
+      logger?.warn({ downMs }, 'MongoDB answered a new connection while this process stayed disconnected: reconnected'),
+  });
   await seedBuiltinRunbooks();
   if (config && escalation) {
     await ensureSecretKey(config); // the file's targets are stored sealed

@@ -1,4 +1,4 @@
-import mongoose from 'mongoose';
+import mongoose, { type mongo } from 'mongoose';
 import './models';
 import { countCommands } from './command-counts';
 import { migrateStore } from './migrations';
@@ -28,6 +28,8 @@ export function mongoReady(): boolean {
 export async function disconnectMongo(): Promise<void> {
   clearInterval(watchdog);
   watchdog = undefined;
+  stopHearing?.();
+  stopHearing = undefined;
   stopCounting?.();
   stopCounting = undefined;
   await mongoose.disconnect();
@@ -38,20 +40,69 @@ let stopCounting: (() => void) | undefined;
 /** How long a long-running process's connection may stay down while the server answers others. */
 const STUCK_AFTER_MS = 30_000;
 let watchdog: NodeJS.Timeout | undefined;
+let stopHearing: (() => void) | undefined;
+
+/** What a long-running process hears of its connection (watchMongo), to log it. */
+export interface MongoWatchEvents {
+  /** The driver marked the server unreachable (requests answer 503 until it is back): its reason. */
+  lost?(reason: string): void;
+  /** The driver reached the server again, `downMs` after it was lost. */
+  back?(downMs: number): void;
+  /** A new client replaced one that had stopped recovering, `downMs` after it was lost. */
+  replaced?(downMs: number): void;
+}
 
 /**
- * Replaces this process's connection when it has stayed down for `stuckAfterMs` although a new
+ * The driver's reason for the last server it marked unreachable (its description's error). Heard
+ * before Mongoose's own listener, which reports the loss as it runs.
+ */
+function hearDriverReasons(): { reason: () => string; stop: () => void } {
+  let last = 'the driver gave no reason';
+  const client = mongoose.connection.getClient();
+  const listener = (ev: mongo.ServerDescriptionChangedEvent) => {
+    const error = ev.newDescription.error;
+    if (error) last = `${error.name}: ${error.message}`;
+  };
+  client.prependListener('serverDescriptionChanged', listener);
+  return { reason: () => last, stop: () => client.off('serverDescriptionChanged', listener) };
+}
+
+/**
+ * Tells `events` when this process's connection is lost and when it is back, with the driver's
+ * reason: the API answers 503 while it is down, and an operator should see why in its log.
+ * And replaces the connection when it has stayed down for `stuckAfterMs` although a new
  * connection to the same server answers a ping. The crash test once left one process's driver
  * reporting the same closed connection for three minutes after the embedded server was killed
  * and restarted, while the worker's driver, talking to the same server, had recovered: nothing
- * but a new client would have brought that process back. `onReplaced` hears of each replacement.
+ * but a new client would have brought that process back.
  */
 export function watchMongo(
   uri: string,
-  onReplaced: (downMs: number) => void,
+  events: MongoWatchEvents,
   { everyMs = 5_000, stuckAfterMs = STUCK_AFTER_MS } = {},
 ): void {
   clearInterval(watchdog);
+  stopHearing?.();
+  let reasons = hearDriverReasons();
+  let lostAt: number | undefined;
+  const onLost = () => {
+    if (lostAt !== undefined) return;
+    lostAt = Date.now();
+    events.lost?.(reasons.reason());
+  };
+  const onBack = () => {
+    if (lostAt === undefined) return;
+    const downMs = Date.now() - lostAt;
+    lostAt = undefined;
+    events.back?.(downMs);
+  };
+  mongoose.connection.on('disconnected', onLost);
+  mongoose.connection.on('reconnected', onBack);
+  stopHearing = () => {
+    reasons.stop();
+    mongoose.connection.off('disconnected', onLost);
+    mongoose.connection.off('reconnected', onBack);
+  };
   let downSince: number | undefined;
   let checking = false;
   watchdog = setInterval(() => {
@@ -64,7 +115,10 @@ export function watchMongo(
       .then((replaced) => {
         if (!replaced) return;
         downSince = undefined;
-        onReplaced(Date.now() - since);
+        reasons.stop();
+        reasons = hearDriverReasons(); // the new client's
+        lostAt = undefined;
+        events.replaced?.(Date.now() - since);
       })
       .catch(() => undefined) // the next round tries again
       .finally(() => (checking = false));
