@@ -57,14 +57,17 @@ export interface MongoWatchEvents {
  * before Mongoose's own listener, which reports the loss as it runs.
  */
 function hearDriverReasons(): { reason: () => string; stop: () => void } {
-  let last = 'the driver gave no reason';
+  let last: string | undefined;
   const client = mongoose.connection.getClient();
   const listener = (ev: mongo.ServerDescriptionChangedEvent) => {
     const error = ev.newDescription.error;
-    if (error) last = `${error.name}: ${error.message}`;
+    last = error ? `${error.name}: ${error.message}` : undefined; // the newest description's, or none
   };
   client.prependListener('serverDescriptionChanged', listener);
-  return { reason: () => last, stop: () => client.off('serverDescriptionChanged', listener) };
+  return {
+    reason: () => last ?? 'the driver gave no reason',
+    stop: () => client.off('serverDescriptionChanged', listener),
+  };
 }
 
 /**
