@@ -106,18 +106,18 @@ export function watchMongo(
     mongoose.connection.off('disconnected', onLost);
     mongoose.connection.off('reconnected', onBack);
   };
-  let downSince: number | undefined;
   let checking = false;
   watchdog = setInterval(() => {
-    if (mongoReady()) downSince = undefined;
-    else downSince ??= Date.now();
-    if (downSince === undefined || checking || Date.now() - downSince < stuckAfterMs) return;
-    const since = downSince;
+    if (checking) return; // a replacement under way answers for this round
+    // The events' own bookkeeping, checked: a state Mongoose reached without its event counts too.
+    if (mongoReady()) onBack();
+    else onLost();
+    if (lostAt === undefined || Date.now() - lostAt < stuckAfterMs) return;
+    const since = lostAt;
     checking = true;
     void replaceIfServerAnswers(uri)
       .then((replaced) => {
         if (!replaced) return;
-        downSince = undefined;
         reasons.stop();
         reasons = hearDriverReasons(); // the new client's
         lostAt = undefined;
