@@ -17,7 +17,7 @@ import {
   formatShellRun,
   LIST_CAP,
 } from '../domain/agent-format';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { formatDuration } from '../domain/duration';
 import { ApiError, describeZodError } from '../domain/errors';
 import type { Actor } from '../domain/incident-requests';

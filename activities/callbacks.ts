@@ -1,5 +1,5 @@
 import { truncateReply, type CallbackBody, type CallbackKind, type ReplyImage } from '../domain/chat';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { signWebhook } from '../domain/webhook-signature';
 import { markDelivered, markFailed, recordDeliveryOnce } from '../store/deliveries';
 import { appendTimeline } from '../store/incidents';

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatTurn, MediaRef } from '../domain/chat';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { completeChatMessage, getChatMessage, recentTurns } from '../store/chat';
 
 export interface PreparedTurn {

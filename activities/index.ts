@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { createAgentLlmActivities } from './agent-llm';
 import { createAgentToolActivities } from './agent-tools';
 import { createAgenticActivities } from './agentic';

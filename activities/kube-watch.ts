@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { ACTIVE_STATES, clusterSchema } from '../domain/incident';
 import { parseWorkloadKey } from '../domain/kube-owners';
 import { WATCHER_DETECTION_SOURCE } from '../domain/kube-signals';

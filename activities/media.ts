@@ -6,7 +6,7 @@ import https from 'https';
 import type { LookupFunction } from 'net';
 import { z } from 'zod';
 import type { MediaRef } from '../domain/chat';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { isIpAddress, refusalReason } from '../domain/ssrf';
 import { setMessageMedia } from '../store/chat';
 import { putMedia } from '../store/media';

@@ -1,7 +1,7 @@
 import { createHash } from 'crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { truncateReply } from '../domain/chat';
-import { temporalUiNamespaceUrl, type Config } from '../domain/config';
+import { temporalUiNamespaceUrl, type Config } from '../config/env';
 import {
   choosePolicy,
   describeTarget,

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { parseRetryAfter } from '../domain/delivery';
 import {
   describeHttpStep,

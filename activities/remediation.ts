@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { splitResource, type Severity, type TimelineEvent } from '../domain/incident';
 import { KUBE_ERROR_TYPES, MAX_REPLICAS, type KubeTarget } from '../domain/kube-actions';
 import { formatMemory, formatCpu, memoryBytes, cpuMillis } from '../domain/quantity';

@@ -3,7 +3,7 @@ import { execFile } from 'child_process';
 import { access, mkdtemp, rm, writeFile } from 'fs/promises';
 import { tmpdir } from 'os';
 import { extname, join } from 'path';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { getMedia } from '../store/media';
 import { withHeartbeat } from './context';
 import { extensionForMime } from './media';

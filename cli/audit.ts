@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { readFile } from 'fs/promises';
 import path from 'path';
 import type { FileVerification } from '../domain/audit-export';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { addAuditClientCommands } from './client/audit';
 
 /** Exit codes of verify-file: 0 intact, 1 tampered, 2 cannot verify (not an export, no key). */

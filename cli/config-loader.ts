@@ -1,10 +1,10 @@
 import { readFileSync } from 'fs';
-import { ConfigError, parseConfig, SECRET_VARIABLES, type Config } from '../domain/config';
+import { ConfigError, parseConfig, SECRET_VARIABLES, type Config } from '../config/env';
 
 type Env = Record<string, string | undefined>;
 
 /**
- * Resolves `<NAME>_FILE` for every secret variable (domain/config.ts SECRET_VARIABLES): the
+ * Resolves `<NAME>_FILE` for every secret variable (config/env.ts SECRET_VARIABLES): the
  * file's trimmed content becomes `<NAME>`. Setting both, an unreadable file or an empty one is a
  * configuration error; no error ever quotes a file's content. Returns a new environment.
  */

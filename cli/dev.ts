@@ -1,7 +1,7 @@
 import { chmod, mkdir } from 'fs/promises';
 import path from 'path';
 import { configSecrets, createLogger } from '../api/observability';
-import { DEV_OPENINGS, type Config } from '../domain/config';
+import { DEV_OPENINGS, type Config } from '../config/env';
 import { redactText } from '../domain/redact';
 import { disconnectMongo } from '../store/connection';
 import { startGateway } from '../gateway/gateway';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'fs';
 import { parseDocument } from 'yaml';
-import { ConfigError } from '../domain/config';
+import { ConfigError } from '../config/env';
 import { describeIssues, escalationFileSchema, type EscalationFile } from '../domain/escalation-policy';
 
 /**

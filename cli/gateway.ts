@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { connect } from 'net';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { formatAdapterStatuses } from '../domain/gateway-status';
 import { limitHeapGrowth } from './heap-growth';
 

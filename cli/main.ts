@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError, Option } from 'commander';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { auditCommand } from './audit';
 import { addClientCommands } from './client/commands';
 import { EXIT_FAILED, EXIT_USAGE } from './client/errors';
@@ -124,7 +124,7 @@ program.parseAsync(process.argv).catch(async (err: Error) => {
   // Usage errors (unknown command or option, missing argument, a value not among the choices)
   // exit 2 for every command; help and --version exit 0.
   if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
-  const { ConfigError } = await import('../domain/config');
+  const { ConfigError } = await import('../config/env');
   if (err instanceof ConfigError) {
     console.error(err.message); // one line per problem, as for a bad variable
     process.exit(EXIT_USAGE);

@@ -6,7 +6,7 @@ import type { Server } from 'http';
 import path from 'path';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
-import { temporalUiNamespaceUrl, type Config } from '../domain/config';
+import { temporalUiNamespaceUrl, type Config } from '../config/env';
 import { connectMongo, disconnectMongo, watchMongo } from '../store/connection';
 import {
   claimAuditChain,

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { USER_ROLES, type UserRole } from '../domain/roles';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { USER_AGENT } from './client/http';
 
 /** Audit fields for actions taken on the machine itself through the CLI. */

@@ -1,7 +1,7 @@
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { TOOL_DESCRIPTIONS, TOOL_NAMES, toolArgs } from './agent-tools';
-import type { Config } from './config';
+import type { Config } from '../config/env';
 
 /** An OpenAI chat-completions function tool (the shape the SDK's ChatCompletionFunctionTool takes). */
 export interface FunctionTool {

@@ -1,5 +1,3 @@
-import type { Config } from './config';
-
 /** One active adapter of the chat gateway, as `foghorn gateway status` and `/gateway status` show it. */
 export interface AdapterStatus {
   name: string;
@@ -11,9 +9,17 @@ export interface AdapterStatus {
   lastDeliveryError: string;
 }
 
+/** The gateway's settings an adapter status shows (config/env.ts parses them from the environment). */
+export interface GatewayConfig {
+  FOGHORN_WEBHOOK_ADDR?: { host: string; port: number };
+  FOGHORN_WEBHOOK_PATH: string;
+  FOGHORN_WEBHOOK_CALLBACK_URL?: string;
+  FOGHORN_WEBHOOK_SECRET?: string;
+}
+
 /** The adapters the configuration enables (today only `webhook`, when FOGHORN_WEBHOOK_ADDR is set). */
 export function adapterStatuses(
-  config: Config,
+  config: GatewayConfig,
   live: { queueDepth: number; lastDeliveryError?: { at: Date; error: string } },
 ): AdapterStatus[] {
   if (!config.FOGHORN_WEBHOOK_ADDR) return [];

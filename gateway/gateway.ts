@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Server } from 'http';
 import type { Logger } from 'pino';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { startSweeper } from './dispatch';
 import { close, createGatewayApp, listen } from './server';
 

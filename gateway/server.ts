@@ -4,7 +4,7 @@ import type { Server } from 'http';
 import type { Logger } from 'pino';
 import { BODY_OVERHEAD_BYTES } from '../domain/chat';
 import { parseInbound, type InboundMedia } from '../domain/chat-inbound';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { ApiError, envelope, unavailable } from '../domain/errors';
 import { redact } from '../domain/redact';
 import { secretMatcher } from '../domain/webhook-signature';

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import type { ChatTurn, MediaRef } from '../domain/chat';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import { adapterStatuses, type AdapterStatus } from '../domain/gateway-status';
 import { GroupInsert } from './group-insert';
 import { CallbackDelivery, ChatMessage, type ChatMessageDoc } from './models';

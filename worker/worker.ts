@@ -11,7 +11,7 @@ import {
 } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { createActivities, type Activities } from '../activities';
-import type { Config } from '../domain/config';
+import type { Config } from '../config/env';
 import type { Logger as PinoLogger } from 'pino';
 import { WORKFLOW_BUNDLER_OPTIONS } from './workflow-bundle';
 

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { z, type ZodTypeAny } from 'zod';
-import { configSchema } from '../../domain/config';
+import { configSchema } from '../../config/env';
 import {
   BUILTIN_DEFAULT_POLICY,
   BUILTIN_NONE_POLICY,

@@ -1,6 +1,6 @@
 import { existsSync } from 'fs';
 import path from 'path';
-import { DEFAULT_MONGO_HEAP } from '../../domain/config';
+import { DEFAULT_MONGO_HEAP } from '../../config/env';
 import { TOOLS_DIR } from '../paths';
 import { spawnServer, type ServerProcess } from './process';
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'fs';
 import path from 'path';
-import { DEFAULT_TEMPORAL_MEMORY } from '../../domain/config';
+import { DEFAULT_TEMPORAL_MEMORY } from '../../config/env';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { TOOLS_DIR } from '../paths';
 import { diesWithParent, inBackground, spawnServer, type BackgroundPriority, type ServerProcess } from './process';

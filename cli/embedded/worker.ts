@@ -1,6 +1,6 @@
 import { fork } from 'child_process';
 import path from 'path';
-import { SECRET_VARIABLES, type Config } from '../../domain/config';
+import { SECRET_VARIABLES, type Config } from '../../config/env';
 import { REPO_ROOT } from '../paths';
 import { inBackground, stopProcess, type BackgroundPriority, type ServerProcess } from './process';
 

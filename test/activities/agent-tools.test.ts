@@ -5,7 +5,7 @@ import path from 'path';
 import { createAgentToolActivities } from '../../activities/agent-tools';
 import { toolDefinitions } from '../../domain/agent-tool-definitions';
 import type { ToolCall, ToolCaller, ToolResult } from '../../domain/agent-tools';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { saveChatMessage } from '../../store/chat';
 import { useStack } from '../harness/stack';
 

@@ -6,7 +6,7 @@ import { createIncidentStageActivities } from '../../activities/incident-stages'
 import { OPENING_TIMES, Openings } from '../../activities/openings';
 import { createNotificationSteps } from '../../activities/notifications';
 import { createPostmortemActivities } from '../../activities/postmortem';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { runbookSpecSchema } from '../../domain/runbook';
 import type { SignalType } from '../../domain/vocabulary';
 import { SYSTEM_ACTOR } from '../../domain/incident-requests';

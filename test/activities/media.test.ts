@@ -4,7 +4,7 @@ import { randomBytes } from 'crypto';
 import { createServer, type RequestListener, type Server } from 'http';
 import type { AddressInfo } from 'net';
 import { createMediaActivities, downloadGuarded, DownloadRefused } from '../../activities/media';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { getMedia } from '../../store/media';
 import { useMongo } from '../harness/mongo';
 

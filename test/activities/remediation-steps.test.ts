@@ -7,7 +7,7 @@ import { createServer as createTcpServer, type AddressInfo } from 'net';
 import { tmpdir } from 'os';
 import path from 'path';
 import { createRemediationStepActivities } from '../../activities/remediation-steps';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import {
   describeScriptStep,
   HTTP_STEP_FAILED,

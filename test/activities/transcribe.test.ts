@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { createTranscriptionActivities, STT_NOT_CONFIGURED } from '../../activities/transcribe';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { putMedia } from '../../store/media';
 import { useMongo } from '../harness/mongo';
 import { useSttServer } from '../harness/stt-server';

@@ -13,7 +13,7 @@ import {
   signCheckpoint,
   type AuditRecord,
 } from '../../domain/audit';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { REDACTED } from '../../domain/redact';
 import {
   appendAudit,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
 import { connectStore } from '../../cli/services';
-import { ConfigError, parseConfig, type Config } from '../../domain/config';
+import { ConfigError, parseConfig, type Config } from '../../config/env';
 import {
   BUILTIN_DEFAULT_POLICY,
   BUILTIN_NONE_POLICY,

@@ -8,7 +8,7 @@ import {
   localClusterSource,
   serverUrlProblem,
 } from '../../domain/cluster';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { isSecretKey, redact } from '../../domain/redact';
 
 describe('cluster phase', () => {

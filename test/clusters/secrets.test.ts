@@ -6,7 +6,7 @@ import { checkClusterHealth } from '../../activities/cluster-health';
 import { kubeConfigFor } from '../../activities/kube/client';
 import { ensureSecretKey } from '../../cli/services';
 import { clusterSecretName } from '../../domain/cluster';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import {
   configureSecretKey,
   credentialsToKubeconfig,

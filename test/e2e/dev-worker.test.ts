@@ -6,7 +6,7 @@ import { firingAlert } from '../../bench/fixtures';
 import { descendants, devEnv, startDev, stopDev, waitReady, type DevProcess } from '../harness/dev-process';
 import { alive, SCHED_IDLE, SCHED_OTHER, threadPriorities, until } from '../harness/processes';
 import { CONTINUE_AS_NEW_EVENTS, HISTORY_CACHE_EXECUTIONS, TASK_QUEUE_PARTITIONS } from '../../cli/embedded/temporal';
-import { DEV_OPENINGS } from '../../domain/config';
+import { DEV_OPENINGS } from '../../config/env';
 
 /**
  * `foghorn dev` runs its worker in a process of its own (issue 14), supervised like the embedded

@@ -1,4 +1,4 @@
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { createLogger } from '../../api/observability';
 import { startGateway } from '../../gateway/gateway';
 import { CallbackDelivery } from '../../store/models';

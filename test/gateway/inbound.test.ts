@@ -3,7 +3,7 @@ import { randomBytes } from 'crypto';
 import { createServer, type Server } from 'http';
 import type { AddressInfo } from 'net';
 import pino, { type Logger } from 'pino';
-import { parseConfig, type Config } from '../../domain/config';
+import { parseConfig, type Config } from '../../config/env';
 import { startSweeper, type Dispatcher } from '../../gateway/dispatch';
 import { configurationWarnings, startGateway } from '../../gateway/gateway';
 import { createGatewayApp, listen } from '../../gateway/server';

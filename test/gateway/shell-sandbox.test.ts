@@ -10,7 +10,7 @@ import { createAgentToolActivities } from '../../activities/agent-tools';
 import { DEFAULT_SHELL_DIR } from '../../activities/shell';
 import type { ToolCall } from '../../domain/agent-tools';
 import { preparePrivateDataDir } from '../../cli/dev';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { GATEWAY_SECRET, useGateway } from '../harness/gateway';
 
 /** Real values for every secret the worker holds; none may ever come back through `/sh`. */

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'net';
 import { createLogger } from '../../api/observability';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { startGateway, type RunningGateway } from '../../gateway/gateway';
 import { useCallbackReceiver } from './callback-receiver';
 import { useStack } from './stack';

@@ -5,7 +5,7 @@ import type { ConnectionPlugin } from '@temporalio/client';
 import path from 'path';
 import { TASK_PROBLEMS_SETTING } from '../../cli/embedded/temporal';
 import { TOOLS_DIR } from '../../cli/paths';
-import { parseConfig } from '../../domain/config';
+import { parseConfig } from '../../config/env';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { createWorker, type WorkerOptions } from '../../worker/worker';
 import { useMongo } from './mongo';

@@ -1,5 +1,5 @@
 import { improvement, trendSeries } from '../../domain/analytics';
-import { ConfigError, parseConfig } from '../../domain/config';
+import { ConfigError, parseConfig } from '../../config/env';
 import { DEFAULT_SLA_TARGETS, parseSlaTargets, SlaError } from '../../domain/sla';
 
 const M = 60_000;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
 import { loadConfigFromEnv, resolveSecretFiles, scrubSecretVariables } from '../../cli/config-loader';
-import { ConfigError, parseConfig, SECRET_VARIABLES } from '../../domain/config';
+import { ConfigError, parseConfig, SECRET_VARIABLES } from '../../config/env';
 
 describe('configuration', () => {
   it('has working defaults for an empty environment', () => {

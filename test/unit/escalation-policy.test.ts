@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import path from 'path';
 import { loadEscalationFile } from '../../cli/escalation-file';
-import { ConfigError } from '../../domain/config';
+import { ConfigError } from '../../config/env';
 import {
   BUILTIN_DEFAULT_POLICY,
   choosePolicy,

@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { parseDuration } from './duration';
-import { userRoleSchema } from './roles';
-import { parseSlaTargets, SlaError } from './sla';
-import { signalTypeSchema } from './vocabulary';
+import { parseDuration } from '../domain/duration';
+import { USER_ROLES } from '../domain/roles';
+import { parseSlaTargets, SlaError } from '../domain/sla';
+import { SIGNAL_TYPES } from '../domain/vocabulary';
 
 /**
  * Every environment variable Foghorn reads, parsed once at start (DESIGN §3–5). A bad value
  * stops the process with one line per bad variable, instead of failing later at first use.
+ * Kept out of domain/ so that domain/ (and the workflow bundle built from it) never loads zod.
  */
 const port = z.coerce.number().int().min(0).max(65535);
 const listenAddress = z
@@ -108,7 +109,7 @@ export const configSchema = z.object({
         return z.NEVER;
       }
     })
-    .pipe(z.record(signalTypeSchema))
+    .pipe(z.record(z.enum(SIGNAL_TYPES)))
     .optional(),
   // Chat gateway, webhook channel (spec webhook-channel.md, DESIGN §10).
   FOGHORN_WEBHOOK_ADDR: listenAddress.optional(),
@@ -124,7 +125,7 @@ export const configSchema = z.object({
     .int()
     .min(1)
     .default(20 * 1024 * 1024),
-  FOGHORN_GATEWAY_ROLE: userRoleSchema.default('operator'),
+  FOGHORN_GATEWAY_ROLE: z.enum(USER_ROLES).default('operator'),
   FOGHORN_GATEWAY_ALLOW_PRIVATE_URLS: z
     .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
     .transform((v) => v === 'true' || v === '1')
