@@ -11,7 +11,6 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   maxWorkers: 2,
-  setupFiles: ['<rootDir>/test/harness/setup-env.ts'],
   testTimeout: 60_000,
   transform: {
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],

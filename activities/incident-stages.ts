@@ -3,11 +3,10 @@ import { escalationMove, ladderOf, type Ladder } from '../domain/escalation-poli
 import type { IncidentRecord } from '../domain/incident-record';
 import { INBOX_BATCH, TRIAGE_DRAIN_EVERY_MS } from '../domain/incident-requests';
 import { chooseStrategy, giveUpReason, type RemediationOptions } from '../domain/remediation';
-import { startsExecuting, type PreparedPlan } from '../domain/remediation-plan';
+import type { PreparedPlan } from '../domain/remediation-plan';
 import { withHeartbeat } from './context';
 import { categoryRunbooks, type IncidentSteps, type ResolveInput, type WhileModelThinks } from './incidents';
 import type { Endpoint, EscalationSteps } from './notifications';
-import type { Openings } from './openings';
 import type { createPostmortemActivities } from './postmortem';
 import type { createRemediationSteps } from './remediation';
 
@@ -24,7 +23,6 @@ export function createIncidentStageActivities(
   remediation: ReturnType<typeof createRemediationSteps>,
   postmortems: PostmortemSteps,
   escalation: EscalationSteps,
-  openings?: Openings,
 ) {
   /**
    * The incident was resolved (or is gone) before its triage. A retry may follow an attempt that
@@ -164,31 +162,21 @@ export function createIncidentStageActivities(
       let drained = (activity.info.heartbeatDetails as { drained?: number } | undefined)?.drained ?? 0;
       const progress = () => ({ drained });
       return withHeartbeat(async (signal) => {
-        // A place among the worker's openings (activities/openings.ts), kept past the answer when
-        // a plan is about to run: its first step's record gives it back.
-        await openings?.enter(input.name, signal);
-        let handedOver = false;
-        try {
-          const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
-          if (!analyzing) {
-            await resolvedFirst(input.name);
-            return { drained, triage: null };
-          }
-          // A count that grew is sent at once: a retry goes on from it (nothing to send when none did).
-          const drainNow = async () => {
-            const recorded = await drain(input.name, input.firstIndex + drained, false);
-            drained += recorded;
-            if (recorded > 0) activity.heartbeat(progress());
-          };
-          await drainNow();
-          // Triaged first: `drained` grows while the model thinks.
-          const triaged = await triage(analyzing, input, signal, (answer) => whileDraining(answer, drainNow));
-          handedOver = !!triaged?.firstPlan && startsExecuting(triaged.firstPlan);
-          if (handedOver) openings?.handOver(input.name);
-          return { drained, triage: triaged };
-        } finally {
-          if (!handedOver) openings?.leave(input.name);
+        const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
+        if (!analyzing) {
+          await resolvedFirst(input.name);
+          return { drained, triage: null };
         }
+        // A count that grew is sent at once: a retry goes on from it (nothing to send when none did).
+        const drainNow = async () => {
+          const recorded = await drain(input.name, input.firstIndex + drained, false);
+          drained += recorded;
+          if (recorded > 0) activity.heartbeat(progress());
+        };
+        await drainNow();
+        // Triaged first: `drained` grows while the model thinks.
+        const triaged = await triage(analyzing, input, signal, (answer) => whileDraining(answer, drainNow));
+        return { drained, triage: triaged };
       }, progress);
     },
 

@@ -17,7 +17,6 @@ import { createKubeReadActivities } from './kube-reads';
 import type { LlmConfig } from './llm';
 import { createMediaActivities } from './media';
 import { createNotificationSteps } from './notifications';
-import { OPENING_TIMES, Openings } from './openings';
 import { createPostmortemActivities } from './postmortem';
 import { createKubeWatchActivities } from './kube-watch';
 import { createReconcileActivities } from './reconcile';
@@ -44,7 +43,6 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
   const incidentDeps = { annotationPrefix: config.FOGHORN_ANNOTATION_PREFIX, ...(llm && { llm }) };
   const postmortems = createPostmortemActivities();
   const notifications = createNotificationSteps(config);
-  const openings = new Openings(config.FOGHORN_OPENINGS ?? 0, OPENING_TIMES);
   return {
     recordAudit,
     ...createAuditExportActivities(),
@@ -54,7 +52,6 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
       createRemediationSteps(config, llm !== undefined),
       postmortems,
       notifications.escalation,
-      openings,
     ),
     ...postmortems,
     ...createClusterHealthActivities(),
@@ -65,7 +62,7 @@ export function createActivities({ config, client, taskQueue }: ActivityDeps) {
     ...createAgentToolActivities({ config, client, taskQueue }),
     ...createAgentLlmActivities(llm),
     ...createReconcileActivities({ client, taskQueue, graceMs: config.FOGHORN_RECONCILE_GRACE }),
-    ...createRemediationActivities(config, llm !== undefined, openings),
+    ...createRemediationActivities(config, llm !== undefined),
     ...createRemediationVerifyActivities(),
     ...createAgenticActivities(llm),
     ...createApprovalActivities(),

@@ -57,7 +57,6 @@ import { redact } from '../domain/redact';
 import type { HttpStepResult, ScriptStepResult } from '../domain/remediation-steps';
 import { categoryRunbooks } from './incidents';
 import { kubeCall } from './kube-actions';
-import type { Openings } from './openings';
 import { createRemediationStepActivities } from './remediation-steps';
 import { clusterKnown, kubeConfigFor } from './kube/client';
 
@@ -112,10 +111,9 @@ export interface PlanEnd {
 
 /**
  * A plan's end (the `finishPlan` activity): its record, the runbook's statistics, its
- * `Verification` and `RemediationCompleted|Failed` events; idempotent. `openings`: the worker's,
- * whose place its incident held until its first step.
+ * `Verification` and `RemediationCompleted|Failed` events; idempotent.
  */
-async function finishPlan(input: PlanEnd, openings?: Openings): Promise<void> {
+async function finishPlan(input: PlanEnd): Promise<void> {
   const at = new Date();
   const ended = await endPlan(input.plan, { state: input.state, result: input.result, completedAt: at });
   if (ended?.runbook)
@@ -125,7 +123,6 @@ async function finishPlan(input: PlanEnd, openings?: Openings): Promise<void> {
       at,
     });
   const plan = ended ?? (await mustGetPlan(input.plan)); // a retry: ended by an earlier attempt
-  openings?.leave(plan.issueRef); // ended before a first step (one that could not start, say)
   const completed = plan.state === 'Completed';
   const endedAt = plan.completedAt ?? at;
   await appendTimeline(plan.issueRef, [
@@ -361,11 +358,9 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
 /**
  * The remediation engine's side effects (DESIGN §8): gathering the options, making a plan, the
  * concrete inputs of its Kubernetes steps, its timeline, audit and end. Each is idempotent: keyed
- * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step). `openings`: the
- * worker's (activities/openings.ts); a plan's first step recorded, or its end, ends its
- * incident's opening.
+ * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
  */
-export function createRemediationActivities(config: Config, llmConfigured: boolean, openings?: Openings) {
+export function createRemediationActivities(config: Config, llmConfigured: boolean) {
   const { runHttpStep, runScriptStep } = createRemediationStepActivities(config);
   const { options, prepare } = createRemediationSteps(config, llmConfigured);
   /** Step `index` of a plan as recorded: its full params (headers, body, script) live only there. */
@@ -478,7 +473,6 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
       const stepNo = input.index + 1;
       const plan = await recordStepOutcome(input.plan, input.index, input.outcome, input.result, input.then);
       if (!plan) throw new Error(`remediation plan ${input.plan} does not exist`);
-      if (input.index === 0) openings?.leave(plan.issueRef);
       const suffix = undo ? `undo/${input.index}` : `step/${input.index}`;
       const params = redact(input.params); // what people read: never a credential
       await appendTimeline(plan.issueRef, [
@@ -594,7 +588,7 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
      * statistics; with `verification`, its `Verification` event first (one activity, not two).
      */
     async finishPlan(input: PlanEnd): Promise<void> {
-      await finishPlan(input, openings);
+      await finishPlan(input);
     },
 
     /**

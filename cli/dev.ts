@@ -1,7 +1,7 @@
 import { chmod, mkdir } from 'fs/promises';
 import path from 'path';
 import { configSecrets, createLogger } from '../api/observability';
-import { DEV_OPENINGS, type Config } from '../config/env';
+import type { Config } from '../config/env';
 import { redactText } from '../domain/redact';
 import { disconnectMongo } from '../store/connection';
 import { startGateway } from '../gateway/gateway';
@@ -82,8 +82,6 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
             uiPort: config.FOGHORN_TEMPORAL_UI_PORT,
             dbFile: path.join(dataDir, 'temporal.db'),
             namespace: config.TEMPORAL_NAMESPACE,
-            // Under SCHED_IDLE: a waking thread of the API or the store takes its core at once (inBackground).
-            priority: { nice: config.FOGHORN_BACKGROUND_NICE, idle: config.FOGHORN_BACKGROUND_NICE > 0 },
             memory: config.FOGHORN_TEMPORAL_MEMORY,
           }),
         logger,
@@ -112,12 +110,9 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
           env: {
             ...process.env,
             TEMPORAL_ADDRESS: temporalAddress,
-            // One worker: its openings are all the stack's (activities/openings.ts).
-            FOGHORN_OPENINGS: String(config.FOGHORN_OPENINGS ?? DEV_OPENINGS),
             ...(kube && { KUBECONFIG: kube.kubeconfigPath }),
           },
           secrets: { ...secretEnv(config), MONGODB_URI: mongoUri },
-          priority: { nice: config.FOGHORN_BACKGROUND_NICE },
           heapMiB: config.FOGHORN_WORKER_HEAP,
         }),
       logger,

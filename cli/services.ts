@@ -22,7 +22,6 @@ import { ensureReconcilerSchedule } from '../operations/reconciler-schedule';
 import { ensureClusterWorkflows } from '../operations/clusters';
 import { configureSecretKey, generateSecretKey } from '../store/cluster-secrets';
 import { createWorker, installRuntime } from '../worker/worker';
-import { scheduleHeapCompaction } from '../worker/heap-compaction';
 import { listen } from '../gateway/server';
 import { loadEscalationFile } from './escalation-file';
 
@@ -211,13 +210,6 @@ export async function startWorker(
   await ensureReconcilerSchedule(client, config.FOGHORN_TASK_QUEUE, config.FOGHORN_RECONCILE_INTERVAL);
   await ensureSecretKey(config); // activities open cluster credentials
   await ensureClusterWorkflows({ client, taskQueue: config.FOGHORN_TASK_QUEUE });
-  const compaction =
-    config.FOGHORN_WORKER_COMPACT_INTERVAL > 0
-      ? scheduleHeapCompaction(config.FOGHORN_WORKER_COMPACT_INTERVAL, logger)
-      : undefined;
-  const done = worker.run().finally(() => {
-    compaction?.stop();
-    return connection.close();
-  });
+  const done = worker.run().finally(() => connection.close());
   return { worker, done };
 }

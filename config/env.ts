@@ -47,8 +47,6 @@ export const DEFAULT_MONGO_HEAP = '512m';
 export const DEFAULT_TEMPORAL_MEMORY = '320MiB';
 /** V8's heap limit for each of the dev worker's isolates, in MiB (docs/benchmarks.md, "Tenth pass"). */
 export const DEFAULT_WORKER_HEAP_MIB = 768;
-/** Openings at once for `foghorn dev`'s one worker (FOGHORN_OPENINGS; docs/benchmarks.md, "Thirty-first pass", "Thirty-fourth pass"). */
-export const DEV_OPENINGS = 12;
 
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
@@ -155,21 +153,9 @@ export const configSchema = z.object({
   // activities' and the workflows' thread, which holds the cache. Without it V8 lets a busy
   // heap grow towards its own default (a quarter of the machine's memory, up to 4 GiB).
   FOGHORN_WORKER_HEAP: z.coerce.number().int().min(256).default(DEFAULT_WORKER_HEAP_MIB),
-  // How often a worker compacts its heaps (worker/heap-compaction.ts): V8 collects fully only
-  // when allocation lets up, which a storm never does; `off` leaves it to V8.
-  FOGHORN_WORKER_COMPACT_INTERVAL: z.union([z.literal('off').transform(() => 0), goDuration]).default('30s'),
   // Diagnostics: a directory where each process writes the store commands it has sent, counted
   // (`<pid>.json`, every second; store/command-counts.ts). Unset, nothing is counted.
   FOGHORN_STORE_COMMAND_COUNTS: z.string().min(1).optional(),
-  // `foghorn dev`'s scheduling: the worker runs at this niceness and the embedded Temporal under
-  // Linux's SCHED_IDLE (0 leaves both as the API), so the API and the gateway answer first when
-  // the cores are busy (docs/benchmarks.md, "Sixth pass"; 10 from 5 in the "Twentieth pass";
-  // Temporal idle in the "Thirty-sixth pass").
-  FOGHORN_BACKGROUND_NICE: z.coerce.number().int().min(0).max(19).default(10),
-  // How many new incidents a worker takes from their triage to their first plan step at once
-  // (activities/openings.ts); 0: no limit. Unset, `foghorn dev` gives its one worker
-  // DEV_OPENINGS and other workers none.
-  FOGHORN_OPENINGS: z.coerce.number().int().min(0).optional(),
   // The sandbox (activities/shell.ts): the unprivileged user commands run as, and their network.
   FOGHORN_AGENT_SHELL_USER: z
     .string()

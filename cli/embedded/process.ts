@@ -73,34 +73,6 @@ export function diesWithParent(binary: string, args: string[]): [string, string[
   return existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', binary, ...args]] : [binary, args];
 }
 
-const NICE = '/usr/bin/nice';
-const CHRT = '/usr/bin/chrt';
-
-/** A niceness (0: as we run), and Linux's SCHED_IDLE instead where `chrt` is there, if `idle`. */
-export interface BackgroundPriority {
-  nice: number;
-  idle?: boolean;
-}
-
-/**
- * The command line that runs `command` in the background (FOGHORN_BACKGROUND_NICE): under
- * SCHED_IDLE (`chrt --idle 0`) or at a niceness (`nice -n`). Either execs it, so every thread it
- * ever starts inherits the priority (Linux applies setpriority() and sched_setscheduler() to one
- * thread only). At the niceness where `chrt` is missing; as it is at niceness 0 (and not idle).
- *
- * `foghorn dev` runs the embedded Temporal under SCHED_IDLE and the worker at the niceness: a
- * thread of the API (or the store) that wakes takes a core from an idle-class thread at once,
- * where a niced one keeps it for the rest of its slice, and the kernel places a waking thread on
- * a core that runs only idle-class threads as on an idle core. Temporal's Go runtime keeps
- * threads spinning for work: idle, the webhook's 202 p99 fell from 34–56 to 29–33 ms with as
- * much done behind it, for ~0.3 s more in a burst of remediations; the worker idle as well gained
- * nothing more (docs/benchmarks.md, "Thirty-sixth pass").
- */
-export function inBackground({ nice, idle }: BackgroundPriority, command: string, args: string[]): [string, string[]] {
-  if (idle && existsSync(CHRT)) return [CHRT, ['--idle', '0', command, ...args]];
-  return nice > 0 && existsSync(NICE) ? [NICE, ['-n', String(nice), command, ...args]] : [command, args];
-}
-
 /**
  * Spawns a server that announces nothing reliable on its output, and resolves once `probe`
  * answers true (polled). Its output goes to `onLine`; the last lines explain a failed start.

@@ -3,7 +3,7 @@ import path from 'path';
 import { DEFAULT_TEMPORAL_MEMORY } from '../../config/env';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { TOOLS_DIR } from '../paths';
-import { diesWithParent, inBackground, spawnServer, type BackgroundPriority, type ServerProcess } from './process';
+import { diesWithParent, spawnServer, type ServerProcess } from './process';
 
 export interface EmbeddedTemporal extends ServerProcess {
   address: string;
@@ -48,8 +48,6 @@ export async function startEmbeddedTemporal(opts: {
   namespace?: string;
   /** How often the history service may read each task queue; benchmarks compare the server's 20. */
   queuePollsPerSecond?: number;
-  /** Where the server's process runs (FOGHORN_BACKGROUND_NICE); unset, as ours. */
-  priority?: BackgroundPriority;
   /** Go's memory limit when persisting to disk (FOGHORN_TEMPORAL_MEMORY); in memory, no limit. */
   memory?: string;
 }): Promise<EmbeddedTemporal> {
@@ -96,7 +94,7 @@ export async function startEmbeddedTemporal(opts: {
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${typeNames[key.type]}`);
   // The dev server prints its addresses once every service is up.
   // The MongoDB launcher exits when its stdin closes; the Temporal CLI does not.
-  const [command, commandArgs] = diesWithParent(...inBackground(opts.priority ?? { nice: 0 }, binary, args));
+  const [command, commandArgs] = diesWithParent(binary, args);
   const server = await spawnServer(
     'Temporal dev server',
     command,

@@ -2,7 +2,7 @@ import { fork } from 'child_process';
 import path from 'path';
 import { SECRET_VARIABLES, type Config } from '../../config/env';
 import { REPO_ROOT } from '../paths';
-import { inBackground, stopProcess, type BackgroundPriority, type ServerProcess } from './process';
+import { stopProcess, type ServerProcess } from './process';
 
 /** What `foghorn worker --supervised` and its parent say over the IPC channel. */
 export type WorkerMessage = { type: 'secrets'; env: Record<string, string> } | { type: 'ready' };
@@ -33,14 +33,6 @@ export function secretEnv(config: Config): Record<string, string> {
 const WORKER_ENV_DEFAULTS = { MALLOC_ARENA_MAX: '2' };
 
 /**
- * Each isolate's young generation at its full size (2 × 16 MiB) from the start, where a busy
- * worker's grows within minutes anyway: the heap compaction (worker/heap-compaction.ts) then
- * returns the old generation's garbage instead of shrinking the young one, which would regrow
- * by the next (docs/benchmarks.md, "Twelfth pass").
- */
-const YOUNG_GENERATION_FLAG = '--min-semi-space-size=16';
-
-/**
  * The worker of `foghorn dev` in its own process (issue 14: workflows and activities on one core,
  * the API and the gateway on the other): `bin/foghorn.js worker --supervised`, the production
  * worker command. `env` names the servers (MONGODB_URI, TEMPORAL_ADDRESS, KUBECONFIG); the
@@ -51,22 +43,14 @@ const YOUNG_GENERATION_FLAG = '--min-semi-space-size=16';
 export function startWorkerProcess(opts: {
   env: NodeJS.ProcessEnv;
   secrets: Record<string, string>;
-  /** Where the worker's process runs (FOGHORN_BACKGROUND_NICE); unset, as ours. */
-  priority?: BackgroundPriority;
   /** V8's heap limit in MiB (FOGHORN_WORKER_HEAP), for its main and workflow threads alike. */
   heapMiB?: number;
   timeoutMs?: number;
 }): Promise<ServerProcess> {
-  // fork() runs `execPath execArgv script`: through `chrt` or `nice`, the same node with the same flags.
-  const flags = [
-    ...process.execArgv,
-    ...(opts.heapMiB ? [`--max-old-space-size=${opts.heapMiB}`] : []),
-    YOUNG_GENERATION_FLAG,
-  ];
-  const [execPath, execArgv] = inBackground(opts.priority ?? { nice: 0 }, process.execPath, flags);
+  // The same node with the same flags as ours, and the heap limit.
+  const execArgv = [...process.execArgv, ...(opts.heapMiB ? [`--max-old-space-size=${opts.heapMiB}`] : [])];
   const child = fork(path.join(REPO_ROOT, 'bin', 'foghorn.js'), ['worker', '--supervised'], {
     env: { ...WORKER_ENV_DEFAULTS, ...opts.env },
-    execPath,
     execArgv,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -3,7 +3,6 @@ import mongoose from 'mongoose';
 import { createIncidentSteps } from '../../activities/incidents';
 import { createRemediationActivities, createRemediationSteps } from '../../activities/remediation';
 import { createIncidentStageActivities } from '../../activities/incident-stages';
-import { OPENING_TIMES, Openings } from '../../activities/openings';
 import { createNotificationSteps } from '../../activities/notifications';
 import { createPostmortemActivities } from '../../activities/postmortem';
 import { parseConfig } from '../../config/env';
@@ -28,13 +27,12 @@ import { eventually } from '../harness/eventually';
 describe('incident stages', () => {
   let mongo: Awaited<ReturnType<typeof useMongo>>;
   /** The stages as the worker wires them, with the postmortem step given. */
-  const stagesWith = (postmortems: Parameters<typeof createIncidentStageActivities>[2], openings?: Openings) =>
+  const stagesWith = (postmortems: Parameters<typeof createIncidentStageActivities>[2]) =>
     createIncidentStageActivities(
       createIncidentSteps({ annotationPrefix: 'foghorn.dev' }),
       createRemediationSteps(parseConfig({}), false),
       postmortems,
       createNotificationSteps(parseConfig({ FOGHORN_WEBHOOK_HOME_CHANNEL: 'ops' })).escalation,
-      openings,
     );
   const stages = stagesWith(createPostmortemActivities());
   type Triaged = ReturnType<typeof stages.triageIncident>;
@@ -384,62 +382,6 @@ describe('incident stages', () => {
       await opening?.catch(() => undefined);
       await llm.stop();
     }
-  });
-
-  describe('with one opening (activities/openings.ts)', () => {
-    type Opened = { drained: number; triage: Awaited<Triaged> };
-    /** The worker's one place, shared by the triage and the plan's steps as the worker wires them. */
-    const oneOpening = () => {
-      const openings = new Openings(1, OPENING_TIMES);
-      const gated = stagesWith(createPostmortemActivities(), openings);
-      const openNew = (name: string) =>
-        new MockActivityEnvironment().run(gated.drainAndTriage, {
-          name,
-          at: new Date().toISOString(),
-          firstIndex: 0,
-          prepareFirstPlan: true,
-        }) as Promise<Opened>;
-      return { openings, openNew, plans: createRemediationActivities(parseConfig({}), false, openings) };
-    };
-
-    it("a new incident's triage waits until the plan of the one before has recorded its first step", async () => {
-      const { openings, openNew, plans } = oneOpening();
-      const first = await open('Deployment/opening-1');
-      const second = await open('Deployment/opening-2');
-      const { triage } = await openNew(first);
-      const plan = triage!.firstPlan!;
-      expect(plan).toMatchObject({ incident: first, actions: [expect.objectContaining({ type: 'Wait' })] });
-      expect(openings.inUse).toBe(1); // held for the plan about to run
-
-      let secondOpened = false;
-      const opening = openNew(second).then((opened) => {
-        secondOpened = true;
-        return opened;
-      });
-      // Waiting for the place: not even Analyzing yet.
-      await new Promise((r) => setTimeout(r, 300));
-      expect(secondOpened).toBe(false);
-      expect((await getIncident(second))?.state).toBe('Detected');
-
-      await new MockActivityEnvironment().run(plans.recordStep, {
-        plan: plan.name,
-        index: 0,
-        outcome: 'ok' as const,
-        result: 'waited 1s',
-        params: plan.actions[0].params,
-        type: 'Wait',
-      });
-      expect((await opening).triage?.firstPlan?.incident).toBe(second);
-      expect((await getIncident(second))?.state).toBe('Remediating');
-      expect(openings.inUse).toBe(1); // the second's plan's, now
-    });
-
-    it('a triage that leaves nothing to run gives its place back at once', async () => {
-      const { openings, openNew } = oneOpening();
-      const name = await open('Deployment/opening-none', 'HighLatency');
-      expect((await openNew(name)).triage?.firstPlan).toBeUndefined();
-      expect(openings.inUse).toBe(0);
-    });
   });
 
   it('closes a resolved incident: queued signals, the postmortem, then signals queued meanwhile', async () => {

@@ -1,6 +1,5 @@
 import { Connection } from '@temporalio/client';
 import { spawn, type ChildProcess } from 'child_process';
-import { readdirSync, readFileSync } from 'fs';
 import path from 'path';
 
 /**
@@ -175,25 +174,4 @@ export async function waitPolling(
   } finally {
     await connection.close();
   }
-}
-
-/** SCHED_OTHER and SCHED_IDLE, as /proc reports a thread's policy. */
-export const SCHED_OTHER = 0;
-export const SCHED_IDLE = 5;
-
-/**
- * The niceness and scheduling policy of every thread of a process (fields 19 and 41 of
- * /proc/<pid>/task/<tid>/stat).
- */
-export function threadPriorities(pid: number): { nice: number; policy: number }[] {
-  return readdirSync(`/proc/${pid}/task`).flatMap((tid) => {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    } catch {
-      return []; // the thread ended since the directory was read
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return [{ nice: Number(fields[16]), policy: Number(fields[38]) }];
-  });
 }

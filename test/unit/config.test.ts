@@ -35,29 +35,6 @@ describe('configuration', () => {
     expect(config.TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
 
-  it("schedules the worker's heap compaction every 30 s, at another interval, or never", () => {
-    expect(parseConfig({}).FOGHORN_WORKER_COMPACT_INTERVAL).toBe(30_000);
-    expect(parseConfig({ FOGHORN_WORKER_COMPACT_INTERVAL: '2m' }).FOGHORN_WORKER_COMPACT_INTERVAL).toBe(120_000);
-    expect(parseConfig({ FOGHORN_WORKER_COMPACT_INTERVAL: 'off' }).FOGHORN_WORKER_COMPACT_INTERVAL).toBe(0);
-    for (const bad of ['0s', 'never', '-1m'])
-      expect(() => parseConfig({ FOGHORN_WORKER_COMPACT_INTERVAL: bad })).toThrow(/FOGHORN_WORKER_COMPACT_INTERVAL/);
-  });
-
-  it('runs the background at niceness 10 unless told otherwise (0 to 19, 0 turns it off)', () => {
-    expect(parseConfig({}).FOGHORN_BACKGROUND_NICE).toBe(10);
-    expect(parseConfig({ FOGHORN_BACKGROUND_NICE: '0' }).FOGHORN_BACKGROUND_NICE).toBe(0);
-    for (const bad of ['-1', '20', '2.5', 'low'])
-      expect(() => parseConfig({ FOGHORN_BACKGROUND_NICE: bad })).toThrow(/FOGHORN_BACKGROUND_NICE/);
-  });
-
-  it("leaves a worker's openings unlimited unless told (a whole number; foghorn dev gives its own DEV_OPENINGS)", () => {
-    expect(parseConfig({}).FOGHORN_OPENINGS).toBeUndefined();
-    expect(parseConfig({ FOGHORN_OPENINGS: '8' }).FOGHORN_OPENINGS).toBe(8);
-    expect(parseConfig({ FOGHORN_OPENINGS: '0' }).FOGHORN_OPENINGS).toBe(0);
-    for (const bad of ['-1', '2.5', 'many'])
-      expect(() => parseConfig({ FOGHORN_OPENINGS: bad })).toThrow(/FOGHORN_OPENINGS/);
-  });
-
   it('lists every bad variable at once', () => {
     let error: ConfigError | undefined;
     try {
