@@ -18,8 +18,8 @@ const HEARTBEAT_MS = 3_000;
  *
  * The first beat is HEARTBEAT_MS in, not at the start: the server times a missing heartbeat from
  * the attempt's start anyway, and a beat is a write of the run's state in Temporal, which an
- * activity of milliseconds (most triages, every close) made for nothing (docs/benchmarks.md,
- * "Twenty-eighth pass"). Progress that must survive the attempt is sent when it is made.
+ * activity of milliseconds (most triages, every close) made for nothing (docs/decisions.md,
+ * "Workflows, insight and postmortem"). Progress that must survive the attempt is sent when it is made.
  */
 export async function withHeartbeat<T>(fn: (signal: AbortSignal) => Promise<T>, progress?: () => unknown): Promise<T> {
   const activity = Context.current();

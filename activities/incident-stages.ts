@@ -13,10 +13,9 @@ import type { createRemediationSteps } from './remediation';
 type PostmortemSteps = Pick<ReturnType<typeof createPostmortemActivities>, 'generatePostmortem'>;
 
 /**
- * An incident's opening and closing stages, one activity each: each step was an activity of its
- * own, and each round trip through Temporal cost a burst of incidents as much as the step
- * (docs/benchmarks.md, "Thirteenth pass"). Every step is idempotent, so a retry redoes only what
- * did not finish.
+ * An incident's opening and closing stages, one activity each: a round trip through Temporal per
+ * step would cost a burst of incidents as much as the step itself (docs/decisions.md, "Workflows,
+ * insight and postmortem"). Every step is idempotent, so a retry redoes only what did not finish.
  */
 export function createIncidentStageActivities(
   incidents: IncidentSteps,

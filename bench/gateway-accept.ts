@@ -19,8 +19,7 @@
  *             (no coordinated omission). Without it each sender posts again as soon as answered
  *             (closed loop: the stack's ceiling, where latency is queueing).
  *   --windows=S  also p50/p99/max per S seconds of the level (by when each request was due):
- *             a stall shows as one window, a slow start as the first few (docs/benchmarks.md,
- *             "Ninth pass").
+ *             a stall shows as one window, a slow start as the first few.
  *   --js-profile=DIR  (one level) V8 CPU profiles of the API and the worker, every thread, into
  *             DIR, with the measured POSTs' window; read them with bench/js-profile.ts DIR.
  */
@@ -214,7 +213,7 @@ async function runLevel(senders: number): Promise<LevelResult> {
     // Open the sockets first (a GET is a 405 and stores nothing): connection set-up is not measured.
     await Promise.all(Array.from({ length: senders }, () => request(agent, url, 'GET')));
     // Open loop, the warm-up keeps the measured rate: posted faster, it would leave a hand-over
-    // backlog that lands in the first measured seconds (docs/benchmarks.md, "Twenty-third pass").
+    // backlog that lands in the first measured seconds.
     let warmed = 0;
     const warmStarted = performance.now();
     await Promise.all(

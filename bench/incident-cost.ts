@@ -7,9 +7,8 @@
  * prints the round's alerts/s and the CPU seconds of each process: during the round, and in all
  * (the round and the work it left behind), with the total per incident opened (its duplicates
  * included), and how long its incidents took from opening (`Detection`) to `Escalation` on their
- * timelines: what the background's lower priority costs the people waiting for a page while the
- * API is busy (docs/decisions.md, "Who gets the CPU first"). The first round runs on a fresh
- * stack. Asserts nothing.
+ * timelines: how long the people waiting for a page wait while the API is busy. The first round
+ * runs on a fresh stack. Asserts nothing.
  *
  * Usage: npx ts-node --transpile-only bench/incident-cost.ts [rounds=3] [alerts=1000] [resources=50] [senders=32]
  */

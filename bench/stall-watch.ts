@@ -44,8 +44,8 @@ function jstackFor(pid: number): string {
  * keeps each stall: when it began and ended, and what the API said (the store or Temporal
  * unreachable, or no answer at all). At a stall's first failed poll that names the store (or
  * gets no answer), it dumps the store's threads with `jstack -l` into `dumpDir`, with the host's
- * pressure at that moment: a rare stall of the store (docs/benchmarks.md, "Thirty-seventh pass")
- * is caught while it lasts, not reconstructed afterwards.
+ * pressure at that moment: a rare stall of the store (about 10 s, once in eight storm soaks) is
+ * caught while it lasts, not reconstructed afterwards.
  */
 export function watchReadiness(api: string, storePid: () => number | undefined, dumpDir: string) {
   const started = Date.now();

@@ -7,7 +7,7 @@
  * API, as an operator would, and the resource's next alert opens a new one. The RSS of every
  * process of the stack is sampled every 10 s throughout.
  *
- * The measure, decided before the first run with it (docs/decisions.md, "Memory under a storm"):
+ * The measure, decided before the first run with it (docs/decisions.md, "Performance and capacity"):
  * - idle: each process's peak RSS in the last minute of the idle stretch before the storm;
  * - under the storm: each process's peak RSS over the whole storm stays under its ceiling
  *   (CEILING_MIB below: round numbers comfortably above the storm plateau of the last recorded

@@ -10,7 +10,7 @@ export const HEAP_GROWTH_PERCENT = 30;
  * Why: given no heap limit, V8 sizes its heuristics for the machine (here a 4 GiB limit) and
  * lets the old generation grow to up to four times what survived. Under a storm the API's live
  * heap stayed at ~100 MiB while its RSS climbed from 280 to 460 MiB and fell back, higher each
- * time (docs/benchmarks.md, "Sixteenth pass").
+ * time (docs/decisions.md, "Performance and capacity").
  *
  * Why not a heap limit: `--max-old-space-size` must be on the command line, and a limit near the
  * live size turns a burst of large chat bodies (~30 MiB of heap each while parsed) into an

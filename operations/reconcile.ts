@@ -16,7 +16,7 @@ import { startIncidentRun, tellQueuedSignals, type IncidentOps } from './inciden
 import { incidentsWithStaleSignals } from '../store/signal-inbox';
 
 /**
- * The reconciler's repairs (docs/decisions.md, "Who owns what"). MongoDB and Temporal each own
+ * The reconciler's repairs (docs/reliability.md §2 and §4). MongoDB and Temporal each own
  * some facts; a crash between two writes can leave them disagreeing. Each function finds one kind
  * of disagreement and repairs it from the owner of the fact, idempotently: running it twice, or
  * in two workers at once, repairs once. Only things quiet for `graceMs` are looked at, so work

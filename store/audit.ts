@@ -70,8 +70,8 @@ interface Append {
  * The one audit writer (DESIGN §9), used by the API and by activities. Appends are group-committed
  * in-process: those asked for while a write is in flight go out together as the next one, chained
  * in the order they were asked (a burst of remediations asks for hundreds at once, and five
- * commands each, one record at a time, was a queue of its own: docs/benchmarks.md, "Thirteenth
- * pass"). Across processes the unique `seq` index decides, and the loser re-reads the tail and
+ * commands each, one record at a time, was a queue of its own: docs/decisions.md, "Audit").
+ * Across processes the unique `seq` index decides, and the loser re-reads the tail and
  * retries.
  */
 const appends = new GroupInsert<Append, AuditRecord | Error>(appendMany, 100);

@@ -26,7 +26,7 @@ export type ChatMessageRecord = ChatMessageDoc;
 export async function saveChatMessage(message: NewChatMessage, acceptedAt = new Date()): Promise<Date> {
   // The record as the schema has it, built directly: the gateway validated every field at the
   // edge, and a Mongoose document (cast, validate, toObject) was 150 µs of the accepting
-  // process's CPU per message at 400 msg/s (docs/benchmarks.md, "Eighteenth pass").
+  // process's CPU per message at 400 msg/s (docs/decisions.md, "Chat gateway").
   const doc: ChatMessageDoc & { _id: Types.ObjectId } = {
     _id: new Types.ObjectId(),
     ...message,

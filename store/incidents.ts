@@ -115,8 +115,8 @@ export async function appendTimeline(incident: string, events: { key: string; ev
 
 /**
  * Timeline inserts, group-committed: a burst of remediations appends hundreds of events at once,
- * and an insert each was the store's largest count of writes (docs/benchmarks.md, "Fourteenth
- * pass"). Unordered, so a duplicate key refuses its event alone; each caller hears of its own.
+ * and an insert each was the store's largest count of writes (docs/decisions.md, "Performance and
+ * capacity"). Unordered, so a duplicate key refuses its event alone; each caller hears of its own.
  * Documents come validated by appendTimeline, hence `lean`.
  */
 const timelineInserts = new GroupInsert<object, Error | null>(async (docs) => {

@@ -9,7 +9,7 @@ const MAX_TRIES = 50;
  * Allocates the next `<PREFIX>-<yyyymmdd>-<nnn>`. Names asked for while an allocation is in
  * flight are allocated together, one counter step and one insert of claims per prefix and day
  * (a burst of remediations names an insight, a plan and a postmortem per incident at once:
- * docs/benchmarks.md, "Fourteenth pass").
+ * docs/decisions.md, "Performance and capacity").
  */
 export async function allocateName(prefix: NamePrefix, at: Date = new Date()): Promise<string> {
   const [name] = await allocations.add([{ prefix, at }]);

@@ -486,7 +486,8 @@ async function main() {
 
   // Warm both (JIT, connection pools, first-write paths), not measured: at the widest case's
   // concurrency, each sender opening a resource and then joining it, so that no measured round
-  // is the first to do either with that many at once (docs/benchmarks.md, "Twenty-third pass").
+  // is the first to do either with that many at once (a fresh stack's first burst answers in a
+  // ladder of up to a second, which would decide the whole run's p99).
   const widest = Math.max(...cases.map((c) => c.senders));
   const warm: Case = { label: 'warm-up', alerts: 2 * widest, resources: widest, senders: widest };
   const runId = Date.now().toString(36).slice(-5);

@@ -30,7 +30,7 @@ export async function startEmbeddedMongo(opts: {
   if (!existsSync(classes)) throw new Error('the MongoDB-wire server is not installed: run `npm run bootstrap`');
   // Persisting, the heap is reserved and touched as the JVM starts (-Xms = -Xmx): the server's RSS
   // is its configuration from the first minute, not a collector growing it towards the cap under
-  // load (docs/benchmarks.md, "Seventh pass").
+  // load (docs/decisions.md, "Embedded servers").
   const size = opts.maxHeap ?? DEFAULT_MONGO_HEAP;
   const heap = opts.h2File ? [`-Xms${size}`, `-Xmx${size}`, '-XX:+AlwaysPreTouch'] : [];
   const args = [
@@ -38,7 +38,7 @@ export async function startEmbeddedMongo(opts: {
     // C2 for the hot code only: ten times the invocations before a method is compiled at the top
     // tier (loops still are, by their back-edges). In a burst on a fresh store, C2's compiler
     // threads took most of its CPU, competing with the work on a 2-core host; the client compiler
-    // alone halved that again but doubled a list page's walk (docs/benchmarks.md, "Fifteenth pass").
+    // alone halved that again but doubled a list page's walk (docs/decisions.md, "Embedded servers").
     ...JIT_FLAGS,
     ...heap,
     '-cp',

@@ -58,12 +58,12 @@ export async function startEmbeddedTemporal(opts: {
   args.push('--http-port', '0', '--metrics-port', '0');
   // Write-ahead log: one append and one fsync per transaction, where SQLite's default rollback
   // journal writes and syncs several times; as durable (synchronous stays FULL). Temporal's
-  // writes bound a burst of remediations (docs/benchmarks.md, "Fourth pass").
+  // writes bound a burst of remediations (docs/decisions.md, "Embedded servers").
   if (opts.dbFile) args.push('--db-filename', opts.dbFile, '--sqlite-pragma', 'journal_mode=wal');
   // The history service reads its queues (tasks for matching, due timers, visibility) at most
   // 20 times a second by default: ~30 ms of waiting in every workflow task on a quiet server,
   // where the work itself takes 2 ms. One host, one SQLite file: reading 200 times a second
-  // costs little (docs/benchmarks.md, "Sixth pass").
+  // costs little (docs/decisions.md, "Embedded servers").
   for (const key of ['transfer', 'timer', 'visibility'])
     args.push(
       '--dynamic-config-value',
@@ -72,19 +72,19 @@ export async function startEmbeddedTemporal(opts: {
   // An incident taking a storm's duplicates adds ~100 events a minute. Every workflow a worker
   // does not hold in its cache (evicted, or the worker restarted) replays its whole history, and
   // the server keeps per-run state that grows with it: a quarter of the default bounds both
-  // (docs/benchmarks.md, "Seventh pass").
+  // (docs/decisions.md, "Embedded servers").
   args.push('--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${CONTINUE_AS_NEW_EVENTS}`);
   // One matching partition per task queue (the server's default is four, for many pollers on many
   // hosts). One worker's few pollers leave tasks waiting in partitions they do not visit: in a
   // storm, new incidents waited 0–81 s for their first workflow task, in no order, all along;
-  // with one partition they wait their turn and the backlog drains (docs/benchmarks.md,
-  // "Twenty-second pass").
+  // with one partition they wait their turn and the backlog drains (docs/decisions.md,
+  // "Embedded servers").
   for (const kind of ['Read', 'Write'])
     args.push('--dynamic-config-value', `matching.numTaskqueue${kind}Partitions=${TASK_QUEUE_PARTITIONS}`);
   // The history service caches every execution it touches, closed ones included, for an hour: in
   // a storm its heap grew with the incidents seen (3.5 entries each) until Go, collecting at the
   // fixed memory limit, ran ever more often. A few times the running workflows is plenty; one that
-  // left the cache is read back from SQLite at its next task (docs/benchmarks.md, "Twenty-second pass").
+  // left the cache is read back from SQLite at its next task (docs/decisions.md, "Embedded servers").
   args.push('--dynamic-config-value', `history.hostLevelCacheMaxSize=${HISTORY_CACHE_EXECUTIONS}`);
   // A workflow whose task keeps failing makes no progress: flagged after two failures in a row,
   // it shows in /metrics (foghorn_workflows_task_failing) and the UI's "Task Failures" view
@@ -104,7 +104,7 @@ export async function startEmbeddedTemporal(opts: {
       timeoutMs: 90_000,
       // Persisting, Go collects when its memory reaches the limit instead of whenever the heap
       // doubles: the server's RSS is the limit (plus SQLite's pages), not twice whatever its runs
-      // hold at the moment (docs/benchmarks.md, "Eighth pass"). In memory the data is the heap.
+      // hold at the moment (docs/decisions.md, "Embedded servers"). In memory the data is the heap.
       ...(opts.dbFile && {
         env: { ...process.env, GOGC: 'off', GOMEMLIMIT: opts.memory ?? DEFAULT_TEMPORAL_MEMORY },
       }),

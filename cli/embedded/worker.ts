@@ -28,7 +28,7 @@ export function secretEnv(config: Config): Record<string, string> {
  * Where the environment says nothing: two malloc arenas. glibc gives every thread that allocates
  * its own arena (up to eight per core), and the worker's threads (the SDK core's runtime, libuv's
  * pool, V8's helpers) each kept their own fragments of it: 185–200 MiB of malloc'd memory two
- * minutes into a storm, 135–165 MiB with two (docs/benchmarks.md, "Eleventh pass").
+ * minutes into a storm, 135–165 MiB with two (docs/decisions.md, "Performance and capacity").
  */
 const WORKER_ENV_DEFAULTS = { MALLOC_ARENA_MAX: '2' };
 

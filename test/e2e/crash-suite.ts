@@ -14,9 +14,9 @@ import { killAll, survivors } from '../harness/processes';
  * idempotency keys, the workflow's remediation state is that of its newest plan that ran, and
  * every accepted chat message got exactly one final reply.
  * bench/chaos.ts runs the same with more kills and prints the counts. The targets are split over
- * two test files so Jest's two workers share the load. Every target runs plans: kills of the whole
- * `foghorn dev` among them found a nondeterminism error that release-35 fixed (docs/benchmarks.md,
- * "Thirty-fifth pass"); a workflow whose task keeps failing is counted here (Temporal reports it).
+ * two test files so Jest's two workers share the load. Every target runs plans, since kills among
+ * plans are what can leave a history that no longer replays; a workflow whose task keeps failing
+ * is counted here (Temporal reports it: docs/reliability.md §4).
  */
 export function crashSuite(title: string, targets: [ChaosTarget, string][]): void {
   describe(title, () => {

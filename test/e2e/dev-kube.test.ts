@@ -7,7 +7,7 @@ import { deploymentManifest, waitFor } from '../harness/kube';
 import { freePort } from '../harness/ports';
 import { alive } from '../harness/processes';
 
-// The newcomer's demo (README "Watch Foghorn detect a failing Deployment"): `foghorn dev --kube`
+// The demo of docs/operations.md, "Watch Foghorn detect a failing Deployment": `foghorn dev --kube`
 // runs a local control plane registered as the `local` cluster, and a Deployment whose pods
 // crash-loop there becomes an incident from the watcher.
 describe('foghorn dev --kube (e2e)', () => {

@@ -56,23 +56,23 @@ describe('foghorn dev: the worker in its own process (e2e)', () => {
       expect(first).not.toBe(dev.child.pid);
       const temporal = below(dev, /temporal server start-dev/);
       expect(temporal).toBeDefined();
-      // Memory bounded by configuration (docs/benchmarks.md, "Seventh pass").
+      // Memory bounded by configuration (docs/decisions.md, "Performance and capacity").
       const mongo = below(dev, /MongoLauncher/);
       expect(args(mongo!).split(' ')).toEqual(
         expect.arrayContaining([`-Xms${MONGO_HEAP}`, `-Xmx${MONGO_HEAP}`, '-XX:+AlwaysPreTouch']),
       );
       expect(args(temporal!)).toContain(`limit.historyCount.suggestContinueAsNew=${CONTINUE_AS_NEW_EVENTS}`);
-      // One worker polls: one matching partition, so queued tasks wait in order ("Twenty-second pass").
+      // One worker polls: one matching partition, so queued tasks wait in order.
       for (const kind of ['Read', 'Write'])
         expect(args(temporal!)).toContain(`matching.numTaskqueue${kind}Partitions=${TASK_QUEUE_PARTITIONS}`);
-      // Its history cache bounded by configuration, not by the executions seen ("Twenty-second pass").
+      // Its history cache bounded by configuration, not by the executions seen.
       expect(args(temporal!)).toContain(`history.hostLevelCacheMaxSize=${HISTORY_CACHE_EXECUTIONS}`);
-      // Go collects at the configured limit, not whenever the heap doubles ("Eighth pass").
+      // Go collects at the configured limit, not whenever the heap doubles.
       const temporalEnv = readFileSync(`/proc/${temporal!}/environ`, 'utf8').split('\0');
       expect(temporalEnv).toEqual(expect.arrayContaining(['GOGC=off', `GOMEMLIMIT=${TEMPORAL_MEMORY}`]));
-      // V8 collects the worker's heaps at the configured limit, not at a quarter of the machine ("Tenth pass").
+      // V8 collects the worker's heaps at the configured limit, not at a quarter of the machine.
       expect(args(first!).split(' ')).toContain(`--max-old-space-size=${WORKER_HEAP}`);
-      // Two malloc arenas, not one per thread ("Eleventh pass").
+      // Two malloc arenas, not one per thread.
       const workerEnv = readFileSync(`/proc/${first!}/environ`, 'utf8').split('\0');
       expect(workerEnv).toContain('MALLOC_ARENA_MAX=2');
       for (const file of ['cmdline', 'environ']) {

@@ -7,9 +7,9 @@ import { freePort } from '../harness/ports';
 
 /**
  * The embedded Temporal dev server keeps its SQLite file in write-ahead-log mode (one append and
- * one fsync per transaction instead of a rollback journal's several writes and syncs: the
- * remediation burst's bound, docs/benchmarks.md), without giving up durability: what it
- * acknowledged survives a kill -9.
+ * one fsync per transaction instead of a rollback journal's several writes and syncs: Temporal's
+ * writes bound a remediation burst, docs/decisions.md "Embedded servers"), without giving up
+ * durability: what it acknowledged survives a kill -9.
  */
 describe('the embedded Temporal dev server on a file (e2e)', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'foghorn-temporal-'));

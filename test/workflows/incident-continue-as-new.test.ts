@@ -6,8 +6,8 @@ import { useStack } from '../harness/stack';
 /**
  * An open incident keeps its history bounded: when the server suggests it, the run continues as
  * new with its state, and every signal still counts once. Runs do not all continue at the
- * suggestion: each goes on by a share of its history fixed by its workflow id (issue 14, eighth
- * pass), so a storm's incidents continue over minutes rather than together. On the dev server
+ * suggestion: each goes on by a share of its history fixed by its workflow id (docs/decisions.md,
+ * "Incidents and ingestion"), so a storm's incidents continue over minutes rather than together. On the dev server
  * (the test server never suggests continuing), told to suggest it at a small history.
  */
 const SUGGEST_AT = 150;

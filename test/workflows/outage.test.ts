@@ -62,10 +62,10 @@ describe('a MongoDB outage during analysis', () => {
       process.kill(mongo.pid!, 'SIGCONT');
     }
     expect((await s.wf.env.currentTimeMs()) - startedAt).toBeGreaterThanOrEqual(OUTAGE_MS);
-    // Still running, its triage still being retried as the outage ends: with the old cap of 5
-    // attempts the workflow had failed for good after about a minute. Asked of Temporal while the
-    // store is still down: read from the history afterwards, the time-skipping server once gave
-    // no ActivityTaskStarted for the completed triage (CI, stop 44), so no attempt to check.
+    // Still running, its triage still being retried as the outage ends: a cap of 5 attempts would
+    // fail the workflow for good after about a minute. Asked of Temporal while the store is still
+    // down: in the history read afterwards the time-skipping server can leave out the completed
+    // triage's ActivityTaskStarted, and with it the attempt to check.
     expect(during!.status.name).toBe('RUNNING');
     const triage = during!.raw.pendingActivities?.find((a) => a.activityType?.name === 'drainAndTriage');
     expect(triage?.attempt).toBeGreaterThan(5);

@@ -22,7 +22,7 @@ import org.h2.mvstore.type.ObjectDataType;
  * How the store keeps documents, their ids and unique-index keys in H2. The library leaves them
  * to H2's ObjectDataType, which writes an object it does not know with Java serialization, and
  * compares two such keys by serializing both: under load that was 40% of the store's CPU and most
- * of the 650 MB it allocated a second (docs/benchmarks.md, "Ninth pass"). Here documents and keys are
+ * of the 650 MB it allocated a second (docs/decisions.md, "Embedded servers"). Here documents and keys are
  * written as BSON and ObjectIds as their 12 bytes; keys are compared by value, in memory, and
  * anything else (documents' ids among them) as before, so existing maps keep their order.
  *

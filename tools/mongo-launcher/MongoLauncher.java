@@ -392,9 +392,9 @@ public final class MongoLauncher {
         "insert", "update", "delete", "findandmodify", "create", "createindexes", "drop",
         "dropindexes", "dropdatabase", "renamecollection", "collmod");
     /**
-     * Old chunks are compacted a bite at a time (the background thread did this before): 256 KiB
-     * every 500 ms, the 0.5 MiB/s that 16 MiB every 30 s was, without its stall of every write for
-     * up to a second under load (docs/benchmarks.md, "Ninth pass").
+     * Old chunks are compacted a bite at a time, in place of H2's background thread: 256 KiB every
+     * 500 ms, the same 0.5 MiB/s as 16 MiB every 30 s, without stalling every write for up to a
+     * second under load (docs/decisions.md, "Reliability and repairs").
      */
     private static final long MAINTENANCE_EVERY_MS = 500;
     private static final int COMPACTION_BITE = 256 * 1024;
