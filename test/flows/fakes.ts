@@ -1,0 +1,249 @@
+import { Context } from '@temporalio/activity';
+import type { Endpoint } from '../../activities/notifications';
+import type { Ladder } from '../../domain/escalation-policy';
+import type { RemediationOptions } from '../../domain/remediation';
+import type { KubeStepInput, PreparedPlan, ResolvedKubeStep } from '../../domain/remediation-plan';
+import type { ActivityFns } from '../harness/flow-env';
+
+/**
+ * Fake activities for the workflow tests of test/flows/: each a jest.fn recording its calls,
+ * answering as the real activity (activities/*.ts) would for a healthy store and cluster. A test
+ * changes the answers it needs (`fakes.drainAndTriage.mockResolvedValueOnce(…)`) and asserts on
+ * the calls: the workflow's decisions.
+ */
+
+export const MINUTE = 60_000;
+
+/** The Deployment every fake incident is about. */
+export const TARGET = { cluster: 'prod', namespace: 'shop', deployment: 'api' };
+
+export const slack: Endpoint = {
+  ref: 'policy/p/0/0',
+  id: 'slack-1',
+  channel: 'slack',
+  target: 'hooks.slack.com',
+  stateful: false,
+};
+export const pagerDuty: Endpoint = {
+  ref: 'policy/p/0/1',
+  id: 'pd-1',
+  channel: 'pagerduty',
+  target: 'events.pagerduty.com',
+  stateful: true,
+};
+
+/** Three levels, 5m then 10m apart, the last one again every 30m (twice). */
+export const LADDER: Ladder = {
+  policy: 'critical',
+  escalateAfterMs: [5 * MINUTE, 10 * MINUTE, 0],
+  repeat: { everyMs: 30 * MINUTE, times: 2 },
+};
+
+/** One runbook (a Kubernetes step) and a registered cluster: one strategy, two attempts allowed. */
+export function options(overrides: Partial<RemediationOptions> = {}): RemediationOptions {
+  return {
+    maxAttempts: 2,
+    clusterRegistered: true,
+    deployment: true,
+    runbooks: [{ name: 'scale-api', tier: 1, maxAttempts: 1, usesKubernetes: true }],
+    llm: false,
+    ...overrides,
+  };
+}
+
+/** A plan as preparePlan makes it: one ScaleDeployment step, no approval, verified for 5 minutes. */
+export function plan(overrides: Partial<PreparedPlan> = {}): PreparedPlan {
+  return {
+    name: 'RP-1',
+    incident: 'INC-1',
+    namespace: TARGET.namespace,
+    cluster: TARGET.cluster,
+    resource: { kind: 'Deployment', name: TARGET.deployment },
+    attempt: 1,
+    strategy: 'runbook scale-api (tier 1: category+severity+kind)',
+    agentic: false,
+    runbook: 'scale-api',
+    actions: [{ type: 'ScaleDeployment', params: { replicas: 4 } }],
+    recordedExecuting: true,
+    riskScore: 40,
+    incidentRisk: 30,
+    approval: { required: false, reasons: [], requiredRole: 'operator' },
+    verifyWindowMs: 5 * MINUTE,
+    approvalTtlMs: 30 * MINUTE,
+    riskThreshold: 70,
+    ...overrides,
+  };
+}
+
+/** The same plan, waiting for an operator's approval first. */
+export const planNeedingApproval = (overrides: Partial<PreparedPlan> = {}): PreparedPlan =>
+  plan({
+    recordedExecuting: false,
+    approval: { required: true, reasons: ['runbook scale-api requires approval'], requiredRole: 'operator' },
+    ...overrides,
+  });
+
+/** A Kubernetes step resolved as resolveKubeStep records it: replicas 2 → 4 on the incident's Deployment. */
+function resolvedStep(input: { plan: string; index: number }): ResolvedKubeStep {
+  const step: KubeStepInput = {
+    action: 'ScaleDeployment',
+    input: { key: `${input.plan}/${input.index}/0`, ...TARGET, replicas: 4 },
+  };
+  return { inputs: [step], revisionBefore: 3 };
+}
+
+const kubeResult = <A extends string>(
+  action: A,
+  input: { key: string; cluster: string },
+  before: object,
+  after: object,
+) => ({
+  key: input.key,
+  action,
+  cluster: input.cluster,
+  target: `deployment ${TARGET.namespace}/${TARGET.deployment}`,
+  before,
+  after,
+  repeated: false,
+});
+
+/** Server time (the time-skipping server's clock runs ahead of the machine's): when the activity was scheduled. */
+const scheduledAt = () => Context.current().info.currentAttemptScheduledTimestampMs;
+
+let approvals = 0;
+
+/** Every activity a Foghorn workflow calls, with the real activity's answer for the ordinary case. */
+function defaults() {
+  return {
+    // Incident (activities/incidents.ts, activities/incident-stages.ts)
+    drainAndTriage: async (_: { name: string; firstIndex: number }) => ({ drained: 0, triage: options() as unknown }),
+    triageIncident: async (_: unknown) => options() as unknown,
+    analyzeIncident: async (_: unknown) => ({ insight: 'INS-1', provider: 'rules', model: 'rules' }),
+    matchRunbook: async (_: unknown) => null,
+    remediationOptions: async (_: { name: string }) => options(),
+    preparePlan: async (input: { name: string; attempt: number }) =>
+      plan({ name: `RP-${input.attempt}`, incident: input.name, attempt: input.attempt }),
+    setIncidentState: async (_: unknown) => true,
+    acknowledgeIncident: async (_: unknown) => undefined,
+    snoozeIncident: async (_: unknown) => undefined,
+    resolveIncident: async (_: unknown) => undefined,
+    noteSourceResolution: async (_: unknown) => undefined,
+    recordCorrelatedSignals: async (_: unknown) => undefined,
+    drainSignalInbox: async (_: unknown) => ({ recorded: 0 }),
+    closeIncident: async (_: { name: string; firstIndex: number }) => ({ recorded: 0, postmortem: 'PM-1' }),
+    generatePostmortem: async (_: unknown) => 'PM-1',
+    chooseEscalation: async (_: { incident: string }) => ({ ladder: LADDER, none: false }),
+    // Plans (activities/remediation.ts, remediation-verify.ts, kube-*.ts, agentic.ts)
+    setPlanState: async (_: unknown) => undefined,
+    recordStep: async (_: unknown) => undefined,
+    recordVerification: async (_: unknown) => undefined,
+    finishPlan: async (_: unknown) => undefined,
+    resolveKubeStep: async (input: { plan: string; index: number }) => resolvedStep(input),
+    kubeScaleDeployment: async (input: { key: string; cluster: string; replicas: number }) =>
+      kubeResult('ScaleDeployment', input, { replicas: 2 }, { replicas: input.replicas }),
+    kubeRestartDeployment: async (input: { key: string; cluster: string }) =>
+      kubeResult('RestartDeployment', input, { restartedAt: null }, { restartedAt: '2026-01-01T00:00:00Z' }),
+    kubeAdjustResources: async (input: { key: string; cluster: string }) =>
+      kubeResult(
+        'AdjustResources',
+        input,
+        { container: 'app', requests: {}, limits: {} },
+        { container: 'app', requests: {}, limits: {} },
+      ),
+    kubeRollbackDeployment: async (input: { key: string; cluster: string; toRevision?: number }) =>
+      kubeResult(
+        'RollbackDeployment',
+        input,
+        { revision: 4, images: ['api:2'] },
+        { revision: input.toRevision ?? 3, images: ['api:1'] },
+      ),
+    kubeDeletePod: async (input: { key: string; cluster: string }) =>
+      kubeResult('DeletePod', input, { uid: 'u1', phase: 'Running', node: 'n1' }, { deleted: true }),
+    kubePreviewAction: async (_: unknown) => ({
+      target: `deployment ${TARGET.namespace}/${TARGET.deployment}`,
+      summary: 'replicas 2 → 4',
+      diff: '-  replicas: 2\n+  replicas: 4',
+      dryRun: true,
+    }),
+    kubeGetResource: async (_: unknown) => ({ kind: 'Deployment', name: TARGET.deployment }),
+    kubeListPods: async (_: unknown) => ({ pods: [] }),
+    kubeRecentEvents: async (_: unknown) => ({ events: [] }),
+    kubeLogTail: async (_: unknown) => ({ lines: [] }),
+    runHttpPlanStep: async (_: { plan: string; index: number }) => ({
+      status: 200,
+      ok: true,
+      durationMs: 12,
+      repeated: false,
+    }),
+    runScriptPlanStep: async (_: { plan: string; index: number }) => ({
+      exitCode: 0 as number | null,
+      output: 'done',
+      truncated: false,
+      timedOut: false,
+      durationMs: 30,
+      repeated: false,
+    }),
+    notifyStep: async (_: { plan: string; index: number }) => 'sent to slack hooks.slack.com',
+    awaitTargetHealthy: async (_: { timeoutMs: number }) => ({
+      healthy: true,
+      checked: ['deployment shop/api rolled out and available'],
+      seen: ['4/4 updated, 4/4 available'],
+      summary: 'deployment shop/api is healthy',
+    }),
+    agenticContext: async (_: unknown) => ({ incident: { name: 'INC-1' }, insight: null }),
+    agenticDecide: async (_: unknown) => ({
+      kind: 'verdict',
+      verdict: 'give_up',
+      summary: 'nothing to do',
+      reasoning: '',
+    }),
+    recordAgenticStep: async (_: unknown) => undefined,
+    addAgenticAction: async (_: unknown) => 0,
+    offerRunbook: async (_: unknown) => null,
+    // Approvals (activities/approvals.ts)
+    requestApproval: async (input: { ttlMs: number }) => ({
+      name: `APR-${++approvals}`,
+      expiresAt: new Date(scheduledAt() + input.ttlMs).toISOString(),
+    }),
+    announceApproval: async (_: unknown) => undefined,
+    approvalNotice: async (input: { name: string }) => `Approval ${input.name} asked: ScaleDeployment on shop/api`,
+    recordApprovalDecision: async (_: unknown) => undefined,
+    expireApproval: async (_: unknown) => undefined,
+    // Notifications (activities/notifications.ts, callbacks.ts)
+    levelEndpoints: async (_: { level: number }) => [slack, pagerDuty],
+    maintenanceWindow: async (_: { namespace: string }) =>
+      undefined as { name: string; until: string; reason: string } | undefined,
+    noteLadder: async (_: unknown) => undefined,
+    deliverNotification: async (_: unknown) => 'delivered',
+    noteNotificationFailed: async (_: unknown) => undefined,
+    notifyHomeChannel: async (_: unknown) => 'delivered',
+    deliverCallback: async (_: unknown) => 'delivered',
+  };
+}
+
+type Defaults = ReturnType<typeof defaults>;
+/** The fakes: a jest.fn per activity, typed by its default's signature. */
+export type Fakes = { [K in keyof Defaults]: jest.Mock<ReturnType<Defaults[K]>, Parameters<Defaults[K]>> };
+
+/** Fresh fakes with the ordinary answers; `overrides` replaces some implementations. */
+export function createFakes(overrides: Partial<{ [K in keyof Defaults]: Defaults[K] }> = {}): Fakes {
+  const all = { ...defaults(), ...overrides };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each fake keeps its default's signature
+  return Object.fromEntries(Object.entries(all).map(([name, fn]) => [name, jest.fn(fn as any)])) as unknown as Fakes;
+}
+
+/** The fakes as the worker registers them. */
+export const asActivities = (fakes: object): ActivityFns => fakes as ActivityFns;
+
+/** The first argument of each call of a fake. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- callers narrow with their expectations
+export const inputs = (fake: jest.Mock): any[] => fake.mock.calls.map((call) => call[0]);
+
+/** Polls `check` (real time: workflows and activities move asynchronously) until it holds; fails naming `what`. */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
