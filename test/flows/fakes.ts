@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { Endpoint } from '../../activities/notifications';
+import type { DeliveryInput, Endpoint } from '../../activities/notifications';
 import type { Ladder } from '../../domain/escalation-policy';
 import type { RemediationOptions } from '../../domain/remediation';
 import type { KubeStepInput, PreparedPlan, ResolvedKubeStep } from '../../domain/remediation-plan';
@@ -214,7 +214,7 @@ function defaults() {
     maintenanceWindow: async (_: { namespace: string }) =>
       undefined as { name: string; until: string; reason: string } | undefined,
     noteLadder: async (_: unknown) => undefined,
-    deliverNotification: async (_: unknown) => 'delivered',
+    deliverNotification: async (_: DeliveryInput) => 'delivered',
     noteNotificationFailed: async (_: unknown) => undefined,
     notifyHomeChannel: async (_: unknown) => 'delivered',
     deliverCallback: async (_: unknown) => 'delivered',
@@ -246,4 +246,11 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** A promise a fake waits on until the test opens it: holds a workflow at an activity. */
+export function gate(): { wait: () => Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { wait: () => opened, open };
 }
