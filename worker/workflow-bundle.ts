@@ -1,19 +1,11 @@
 import type { WorkerOptions } from '@temporalio/worker';
 
 /**
- * How the workflow bundle is built, by every worker and by the replay test alike: `zod` resolves
- * to an inert placeholder (workflows/zod-placeholder.ts says why), so the schemas the domain
- * modules declare are not built again for each workflow in the sandbox.
+ * How the workflow bundle is built, by every worker and by the replay test alike: webpack's
+ * defaults, no aliases and no config hook. Workflows import domain/ only, and domain/ loads no
+ * zod (the schemas are in contracts/, used at the edges), so the bundle has nothing to replace.
  */
-export const WORKFLOW_BUNDLER_OPTIONS: NonNullable<WorkerOptions['bundlerOptions']> = {
-  webpackConfigHook: (config) => ({
-    ...config,
-    resolve: {
-      ...config.resolve,
-      alias: {
-        ...(config.resolve?.alias as Record<string, string> | undefined),
-        zod$: require.resolve('../workflows/zod-placeholder'),
-      },
-    },
-  }),
-};
+export const WORKFLOW_BUNDLER_OPTIONS: NonNullable<WorkerOptions['bundlerOptions']> = {};
+
+/** Interceptors of every workflow, by every worker and the replay test alike: the versioning baseline's guard. */
+export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('../workflows/baseline')];

@@ -4,13 +4,11 @@ import {
   allHandlersFinished,
   condition,
   isCancellation,
-  patched,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { ApprovalActivities } from '../activities/approvals';
-import type { CallbackActivities } from '../activities/callbacks';
 import {
   ALREADY_DECIDED,
   FORBIDDEN,
@@ -29,12 +27,6 @@ import { STORE_CALL_OPTIONS } from './store-options';
 
 /** Store writes: quick and idempotent, retried without a cap (a MongoDB outage delays, never fails). */
 const acts = proxyActivities<ApprovalActivities>(STORE_CALL_OPTIONS);
-/** The chat notice: worth an hour of retries, never worth holding the decision up. */
-const notify = proxyActivities<CallbackActivities>({
-  startToCloseTimeout: '30s',
-  scheduleToCloseTimeout: '1h',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10m' },
-});
 
 /**
  * One approval (DESIGN §8), workflow id = its name `APR-…`: announced on the timeline and in the
@@ -108,30 +100,23 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   /** The decision never waits on a receiver that is down: a closing alert gets a short while, then is dropped. */
   const settled = async () => {
     closeAlerts();
-    if (!queue.idle()) await condition(queue.idle, CLOSE_ALERTS_WITHIN_MS); // (no timer when idle: old histories have none)
+    if (!queue.idle()) await condition(queue.idle, CLOSE_ALERTS_WITHIN_MS);
     await condition(allHandlersFinished);
   };
 
   try {
     await acts.announceApproval({ name: input.name });
     const text = await acts.approvalNotice({ name: input.name });
-    if (patched(APPROVAL_NOTIFY_POLICY)) {
-      paged = await notes.levelEndpoints({ incident: input.incident, level: 0, why: `approval ${input.name}` });
-      for (const endpoint of paged)
-        queue.send(endpoint, {
-          event: 'approval.requested',
-          level: 1,
-          attempt: 1,
-          scope: input.name,
-          approval: input.name,
-          message: text,
-        });
-    } else {
-      // Not awaited: a slow chat system must not delay the decision.
-      void notify
-        .notifyHomeChannel({ incident: input.incident, event: `approval.${input.name}`, text })
-        .catch(() => undefined);
-    }
+    paged = await notes.levelEndpoints({ incident: input.incident, level: 0, why: `approval ${input.name}` });
+    for (const endpoint of paged)
+      queue.send(endpoint, {
+        event: 'approval.requested',
+        level: 1,
+        attempt: 1,
+        scope: input.name,
+        approval: input.name,
+        message: text,
+      });
     // Aimed at the recorded expiresAt, which people were shown, not ttl from whenever we got here.
     const wait = input.expiresAt ? Math.max(1_000, Date.parse(input.expiresAt) - Date.now()) : input.ttlMs;
     const inTime = await condition(() => status !== 'pending', wait);
@@ -146,5 +131,3 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
 }
 
 const CLOSE_ALERTS_WITHIN_MS = 30_000;
-/** Runs before this change told the chat home channel only; newer ones notify the policy's first level. */
-const APPROVAL_NOTIFY_POLICY = 'approval-notify-policy';

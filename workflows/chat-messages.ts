@@ -7,13 +7,7 @@ export interface QueuedMessage {
   acceptedAt: string;
 }
 
-/** One message per signal: what gateways before the batched hand-over send (still handled). */
-export const chatMessageSignal = defineSignal<[QueuedMessage]>('chatMessage');
-/**
- * Several messages of the chat in acceptance order, one signal per hand-over batch. A new
- * signal rather than a new shape of `chatMessage`, so histories and workers of earlier releases
- * never see a list where they expect one message (workers must be upgraded before gateways).
- */
+/** Several messages of the chat in acceptance order, one signal per hand-over batch. */
 export const chatMessagesSignal = defineSignal<[QueuedMessage[]]>('chatMessages');
 
 export interface ChatState {

@@ -14,7 +14,6 @@ import type { ChatActivities } from '../activities/chat';
 import { CONTEXT_TURNS, type ChatTurn } from '../domain/chat';
 import { agentTurnWorkflow } from './agent-turn';
 import {
-  chatMessageSignal,
   chatMessagesSignal,
   chatStateQuery,
   type ChatWorkflowInput,
@@ -49,8 +48,6 @@ export async function chatWorkflow(input: ChatWorkflowInput): Promise<void> {
     if (at < 0) pending.push(message);
     else pending.splice(at, 0, message);
   };
-  // Adding a handler issues no command, so histories without the batched signal replay as before.
-  setHandler(chatMessageSignal, enqueue);
   setHandler(chatMessagesSignal, (messages) => messages.forEach(enqueue));
   setHandler(chatStateQuery, () => ({ queued: pending.length, turns, ...(current && { current }) }));
 

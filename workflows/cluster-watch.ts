@@ -4,7 +4,6 @@ import {
   continueAsNew,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   sleep,
   workflowInfo,
@@ -63,8 +62,8 @@ export async function clusterWatchWorkflow(input: ClusterWatchInput): Promise<vo
       if (failedWith(err, 'ClusterNotFound')) return; // registration gone without a cancel (e.g. deleted while no worker ran): nothing to watch
       // Stored credentials that cannot be decrypted (a changed FOGHORN_SECRET_KEY, a damaged
       // record): not the end of the watch, since a fixed key brings it back; a durable wait, then
-      // another round. Patched: before, this failed the workflow.
-      if (failedWith(err, 'ClusterCredentialsUnreadable') && patched('cluster-watch-credentials-wait')) {
+      // another round.
+      if (failedWith(err, 'ClusterCredentialsUnreadable')) {
         log.error('cluster credentials unreadable; the watch tries again later', {
           cluster: input.cluster,
           retryIn: CREDENTIALS_RETRY,

@@ -1,12 +1,10 @@
 /** The workflows the worker bundles. */
 export { incidentWorkflow } from './incident';
-export { postmortemWorkflow } from './postmortem';
 export { chatWorkflow } from './chat';
 export { agentTurnWorkflow } from './agent-turn';
 export { reconcilerWorkflow } from './reconciler';
 export { clusterWatchWorkflow } from './cluster-watch';
 export { clusterHealthWorkflow } from './cluster-health';
 export { approvalWorkflow } from './approval';
-export { remediationWorkflow } from './remediation';
 export { escalationWorkflow } from './escalation';
 export { auditExportWorkflow } from './audit-export';

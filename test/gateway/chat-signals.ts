@@ -4,7 +4,7 @@ import { chatWorkflowId, type QueuedMessage } from '../../workflows/chat-message
 
 /**
  * The hand-overs a chat workflow received, as Temporal recorded them: per signal, the message ids
- * it carried, in order (`chatMessages` carries a batch, the older `chatMessage` one message).
+ * it carried, in order (each `chatMessages` signal carries a batch).
  * The chat's current run: the tests' chats neither idle out nor continue as new.
  */
 export async function signalledBatches(client: Client, chatId: string): Promise<string[][]> {
@@ -12,8 +12,8 @@ export async function signalledBatches(client: Client, chatId: string): Promise<
   return (history.events ?? []).flatMap((event) => {
     const signal = event.workflowExecutionSignaledEventAttributes;
     if (!signal) return [];
-    const arg = defaultPayloadConverter.fromPayload<QueuedMessage[] | QueuedMessage>(signal.input!.payloads![0]!);
-    return [(Array.isArray(arg) ? arg : [arg]).map((m) => m.messageId)];
+    const batch = defaultPayloadConverter.fromPayload<QueuedMessage[]>(signal.input!.payloads![0]!);
+    return [batch.map((m) => m.messageId)];
   });
 }
 

@@ -16,7 +16,7 @@ import path from 'path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { AppsV1Api } from '@kubernetes/client-node';
-import { runbookSpecSchema } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import { createRunbook } from '../../store/runbooks';
 import { seedAuditChain } from '../fixtures/audit-chain';
 import { chatWorkflowId } from '../../workflows/chat-messages';
@@ -210,8 +210,13 @@ async function main(): Promise<void> {
           (r) => r.body.status?.state === 'Escalated',
           60_000,
         );
+        // The ladder starts just after the incident's move to Escalated: not found yet is "not yet".
         await gw.eventually(
-          async () => (await gw.client.workflow.getHandle(`${name}-escalation`).fetchHistory()).events ?? [],
+          async () =>
+            (await gw.client.workflow
+              .getHandle(`${name}-escalation`)
+              .fetchHistory()
+              .catch(() => undefined))?.events ?? [],
           (events) => events.some((e) => e.timerStartedEventAttributes),
           60_000,
         );

@@ -1,12 +1,12 @@
 import { firingAlert } from '../../bench/fixtures';
-import { shareOf } from '../../domain/share';
+import { hashFraction } from '../../domain/hash-fraction';
 import { SPREAD } from '../../workflows/continue-as-new';
 import { useStack } from '../harness/stack';
 
 /**
  * An open incident keeps its history bounded: when the server suggests it, the run continues as
  * new with its state, and every signal still counts once. Runs do not all continue at the
- * suggestion: each goes on by a share of its history fixed by its workflow id (docs/decisions.md,
+ * suggestion: each goes on by a fraction of its history fixed by its workflow id (docs/decisions.md,
  * "Incidents and ingestion"), so a storm's incidents continue over minutes rather than together. On the dev server
  * (the test server never suggests continuing), told to suggest it at a small history.
  */
@@ -27,7 +27,7 @@ describe('incident workflow: continue-as-new, spread', () => {
     });
   const runOf = async (name: string) => (await s.client.workflow.getHandle(name).describe()).runId;
 
-  it('continues each open incident past the suggestion by its own share, state and signals kept', async () => {
+  it('continues each open incident past the suggestion by its own fraction, state and signals kept', async () => {
     const deployments = ['spread-a', 'spread-b'];
     const names: string[] = [];
     for (const d of deployments) names.push((await post(d, 0)).body.items[0].incident as string);
@@ -56,9 +56,9 @@ describe('incident workflow: continue-as-new, spread', () => {
       const events = (await s.client.workflow.getHandle(name, firstRuns[i]).fetchHistory()).events ?? [];
       const last = events[events.length - 1];
       expect(last.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
-      // Not at the suggestion: past it by this id's share, and within the spread's bound.
-      const share = shareOf(name) * SPREAD;
-      expect(events.length).toBeGreaterThanOrEqual(SUGGEST_AT * (1 + share));
+      // Not at the suggestion: past it by this id's fraction, and within the spread's bound.
+      const extra = hashFraction(name) * SPREAD;
+      expect(events.length).toBeGreaterThanOrEqual(SUGGEST_AT * (1 + extra));
       expect(events.length).toBeLessThanOrEqual(SUGGEST_AT * (1 + SPREAD) + 60);
     }
 
