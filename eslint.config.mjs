@@ -47,6 +47,7 @@ export default tseslint.config(
         ...BUILTINS.map((name) => ({ name, message: 'Workflows must be deterministic: no Node built-ins.' })),
         { name: 'mongoose', message: 'Workflows never touch MongoDB: use an activity.' },
         { name: 'express', message: 'Workflows never serve HTTP.' },
+        { name: 'zod', message: 'Workflows never validate: schemas belong to the edges (contracts/).' },
         ...['@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map((name) => ({
           name,
           message: 'Workflows use @temporalio/workflow only.',
@@ -55,7 +56,7 @@ export default tseslint.config(
       patterns: [
         NODE_PREFIXED('Workflows must be deterministic: no Node built-ins.'),
         {
-          group: folders('store', 'api', 'gateway', 'operations', 'worker', 'cli'),
+          group: folders('store', 'api', 'gateway', 'operations', 'worker', 'cli', 'contracts', 'config'),
           message: 'Workflows import domain/ and activity types only.',
         },
         { group: folders('activities'), allowTypeImports: true, message: 'Import activity types only (import type).' },
@@ -76,16 +77,35 @@ export default tseslint.config(
           allowImportNames: ['createHash', 'createHmac', 'timingSafeEqual'],
           message: 'domain/ is deterministic: hashes and HMACs only, no randomness.',
         })),
-        ...['mongoose', 'express', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map((name) => ({
-          name,
-          message: 'domain/ is pure: no I/O.',
-        })),
+        ...['mongoose', 'express'].map((name) => ({ name, message: 'domain/ is pure: no I/O.' })),
+        { name: 'zod', message: 'domain/ declares plain types: their schemas live in contracts/.' },
       ],
       patterns: [
         { regex: '^node:(?!crypto$)', message: 'domain/ is pure: no Node built-ins.' },
+        { group: ['@temporalio/*'], message: 'domain/ is free of Temporal: workflows hand its constants to it.' },
         {
           group: folders('store', 'api', 'activities', 'workflows', 'operations', 'worker', 'gateway', 'cli'),
           message: 'domain/ imports nothing with I/O.',
+        },
+        {
+          group: folders('contracts', 'config'),
+          message: 'domain/ imports no schema: contracts/ and config/ build on domain/, not the reverse.',
+        },
+      ],
+    }),
+  },
+  {
+    // The schemas validated at the edges, each checked against the plain type domain/ declares.
+    files: ['contracts/**/*.ts', 'config/**/*.ts'],
+    rules: houseRule({
+      paths: [...TEMPORAL, 'mongoose', 'express'].map((name) => ({
+        name,
+        message: 'contracts/ and config/ are schemas: no I/O.',
+      })),
+      patterns: [
+        {
+          group: folders('store', 'api', 'activities', 'workflows', 'operations', 'worker', 'gateway', 'cli'),
+          message: 'contracts/ and config/ import zod and domain/ only.',
         },
       ],
     }),
@@ -97,7 +117,7 @@ export default tseslint.config(
       patterns: [
         {
           group: folders('api', 'activities', 'workflows', 'operations', 'gateway', 'worker', 'cli'),
-          message: 'store/ imports domain/ only.',
+          message: 'store/ imports domain/, contracts/ and config/ only.',
         },
       ],
     }),
@@ -112,7 +132,7 @@ export default tseslint.config(
       patterns: [
         {
           group: folders('api', 'activities', 'gateway', 'worker', 'cli'),
-          message: 'operations/ imports domain/, store/ and workflows/ (to start and message them) only.',
+          message: 'operations/ imports domain/, contracts/, store/ and workflows/ (to start and message them) only.',
         },
       ],
     }),
@@ -127,7 +147,7 @@ export default tseslint.config(
       patterns: [
         {
           group: folders('activities', 'workflows', 'gateway', 'worker', 'cli'),
-          message: 'api/ imports domain/, store/ and operations/ only.',
+          message: 'api/ imports domain/, contracts/, config/, store/ and operations/ only.',
         },
       ],
     }),
@@ -142,7 +162,7 @@ export default tseslint.config(
       patterns: [
         {
           group: folders('api', 'activities', 'workflows', 'worker', 'cli'),
-          message: 'gateway/ imports domain/, store/ and operations/ only.',
+          message: 'gateway/ imports domain/, contracts/, config/, store/ and operations/ only.',
         },
       ],
     }),
@@ -154,7 +174,8 @@ export default tseslint.config(
       patterns: [
         {
           group: folders('api', 'gateway', 'worker', 'cli', 'workflows'),
-          message: 'activities/ imports domain/, store/ and operations/ (to act through Temporal) only.',
+          message:
+            'activities/ imports domain/, contracts/, config/, store/ and operations/ (to act through Temporal) only.',
         },
       ],
     }),
@@ -201,6 +222,7 @@ export default tseslint.config(
           {
             group: folders(
               'domain',
+              'contracts',
               'store',
               'api',
               'activities',

@@ -1,6 +1,6 @@
 import type { ChatCompletionContentPart, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { AgentMessage, AgentToolCall } from '../domain/agent-conversation';
-import { toolDefinitions } from '../domain/agent-tool-definitions';
+import { toolDefinitions } from '../contracts/agent-tools';
 import { getMedia } from '../store/media';
 import { withHeartbeat } from './context';
 import { openaiClient, type LlmConfig } from './llm';

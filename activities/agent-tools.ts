@@ -3,12 +3,12 @@ import { z } from 'zod';
 import {
   callerIdentity,
   TOOL_NAMES,
-  toolArgs,
   type ToolCall,
   type ToolCaller,
   type ToolName,
   type ToolResult,
 } from '../domain/agent-tools';
+import { toolArgs } from '../contracts/agent-tools';
 import {
   formatIncidentDetail,
   formatIncidentList,
@@ -19,7 +19,8 @@ import {
 } from '../domain/agent-format';
 import type { Config } from '../config/env';
 import { formatDuration } from '../domain/duration';
-import { ApiError, describeZodError } from '../domain/errors';
+import { ApiError } from '../domain/errors';
+import { describeZodError } from '../contracts/envelope';
 import type { Actor } from '../domain/incident-requests';
 import { formatAdapterStatuses } from '../domain/gateway-status';
 import { ACTIVE_STATES } from '../domain/incident';

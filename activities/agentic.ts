@@ -6,13 +6,12 @@ import {
   AGENTIC_INVALID_INPUT,
   AGENTIC_MODEL_FAILED,
   AGENTIC_UNAVAILABLE,
-  agenticDecideInputSchema,
   agenticMessages,
   agenticToolDefinitions,
-  parseDecision,
   type AgenticDecideInput,
   type AgenticDecision,
 } from '../domain/agentic';
+import { agenticDecideInputSchema, parseDecision } from '../contracts/agentic';
 import { REDACTED, redactText } from '../domain/redact';
 import { withHeartbeat } from './context';
 import { openaiClient, type LlmConfig } from './llm';

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { auditActionSchema, type AuditRecord } from '../domain/audit';
+import { type AuditRecord } from '../domain/audit';
+import { auditActionSchema } from '../contracts/audit';
 import { appendAudit } from '../store/audit';
 import { idempotencyKey } from './context';
 

@@ -29,6 +29,7 @@ import { allocateName } from '../store/names';
 import { runbooksInCategory, type RunbookRecord } from '../store/runbooks';
 import { idempotencyKey, withHeartbeat } from './context';
 import { analyzeWithLlm, llmContext, type LlmConfig } from './llm';
+import { isRunbookStep } from '../contracts/remediation';
 
 export interface IncidentActivityDeps {
   llm?: LlmConfig;
@@ -38,6 +39,12 @@ export interface IncidentActivityDeps {
 
 /** The LLM's share of an analysis attempt (start-to-close 2 min in the incident workflow). */
 const LLM_BUDGET_MS = 75_000;
+
+/** The built-in rules' insight, with only the suggested actions that parse as runbook steps (a bad suggestion is worse than none). */
+function rulesInsight(ctx: AnalysisContext): Insight {
+  const insight = analyzeWithRules(ctx);
+  return { ...insight, suggestedActions: insight.suggestedActions.filter(isRunbookStep) };
+}
 
 async function mustGet(name: string): Promise<IncidentRecord> {
   const incident = await getIncident(name);
@@ -216,11 +223,11 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
         fallbackReason = budget.aborted
           ? `no answer within ${LLM_BUDGET_MS / 1000} s`
           : redactText((err as Error).message); // the model's error may echo the key
-        insight = analyzeWithRules(ctx);
+        insight = rulesInsight(ctx);
         used = RULES_PROVIDER;
       }
     } else {
-      insight = analyzeWithRules(ctx);
+      insight = rulesInsight(ctx);
     }
 
     const now = new Date();
@@ -368,7 +375,7 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
   /**
    * Resolve (DESIGN §6): annotations, resolution, dedup entry cleared, timeline, audit. `key`
    * keys its event and audit record apart from the others of the activity that holds it (the
-   * close of an incident that resolved itself, since release-30); none for the resolve's own.
+   * close of an incident that resolved itself); none for the resolve's own.
    */
   async function resolve(input: ResolveInput, key = ''): Promise<void> {
     const at = new Date(input.at);

@@ -13,9 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import {
   actionParams,
-  adjustResourcesInput,
   classifyKubeError,
-  deletePodInput,
   describeTarget,
   KUBE_ERROR_TYPES,
   KUBE_INVALID_INPUT,
@@ -24,9 +22,6 @@ import {
   pickRollbackRevision,
   POD_TEMPLATE_HASH_LABEL,
   RESTARTED_AT_ANNOTATION,
-  restartDeploymentInput,
-  rollbackDeploymentInput,
-  scaleDeploymentInput,
   type AdjustResourcesInput,
   type AdjustResourcesResult,
   type ContainerResources,
@@ -44,6 +39,13 @@ import {
   type ScaleDeploymentInput,
   type ScaleDeploymentResult,
 } from '../domain/kube-actions';
+import {
+  adjustResourcesInput,
+  deletePodInput,
+  restartDeploymentInput,
+  rollbackDeploymentInput,
+  scaleDeploymentInput,
+} from '../contracts/kube-actions';
 import { cpuMillis, memoryBytes } from '../domain/quantity';
 import { completeKubeAction, findKubeAction, recordKubeActionIntent } from '../store/kube-actions';
 import { callOptions } from './kube/call-options';

@@ -1,16 +1,13 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
+import { describeTarget, type ContainerResources, type CpuMemory, type KubeTarget } from '../domain/kube-actions';
 import {
   adjustResourcesInput,
   deletePodInput,
-  describeTarget,
   restartDeploymentInput,
   rollbackDeploymentInput,
   scaleDeploymentInput,
-  type ContainerResources,
-  type CpuMemory,
-  type KubeTarget,
-} from '../domain/kube-actions';
+} from '../contracts/kube-actions';
 import {
   boundDiff,
   objectYamlForDiff,

@@ -10,10 +10,6 @@ import type {
 import {
   classifyKubeError,
   clip,
-  kubeGetResourceInput,
-  kubeListPodsInput,
-  kubeLogTailInput,
-  kubeRecentEventsInput,
   MAX_LOG_BYTES,
   parseRevision,
   tailBytes,
@@ -21,10 +17,6 @@ import {
   type EventList,
   type EventSummary,
   type KubeCondition,
-  type KubeGetResourceInput,
-  type KubeListPodsInput,
-  type KubeLogTailInput,
-  type KubeRecentEventsInput,
   type KubeTarget,
   type LogTail,
   type NodeSummary,
@@ -33,6 +25,16 @@ import {
   type ResourceSummary,
   type WorkloadSummary,
 } from '../domain/kube-actions';
+import {
+  kubeGetResourceInput,
+  kubeListPodsInput,
+  kubeLogTailInput,
+  kubeRecentEventsInput,
+  type KubeGetResourceInput,
+  type KubeListPodsInput,
+  type KubeLogTailInput,
+  type KubeRecentEventsInput,
+} from '../contracts/kube-actions';
 import { kubeCall, kubeClients, parseInput, type KubeClients } from './kube-actions';
 import { callOptions } from './kube/call-options';
 import { kubeErrorFacts } from './kube/errors';

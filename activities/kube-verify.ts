@@ -3,13 +3,12 @@ import { ApplicationFailure } from '@temporalio/common';
 import { describeTarget, KUBE_ERROR_TYPES, type KubeTarget } from '../domain/kube-actions';
 import {
   deploymentHealth,
-  verifyTargetInput,
   type DeploymentFacts,
   type PodFacts,
   type TargetHealth,
   type TerminationFacts,
-  type VerifyTargetInput,
 } from '../domain/kube-health';
+import { verifyTargetInput, type VerifyTargetInput } from '../contracts/kube-actions';
 import { kubeCall, kubeClients, parseInput } from './kube-actions';
 import { selectorText } from './kube-reads';
 

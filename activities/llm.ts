@@ -1,7 +1,8 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import type { AnalysisContext, Insight } from '../domain/analyzer';
-import { actionSchema, ACTION_TYPES } from '../domain/runbook';
+import { ACTION_TYPES } from '../domain/runbook';
+import { actionSchema } from '../contracts/runbooks';
 
 export interface LlmConfig {
   baseUrl: string;

@@ -10,14 +10,12 @@ import {
   HTTP_STEP_DEFAULT_TIMEOUT_MS,
   HTTP_STEP_FAILED,
   HTTP_STEP_UNAVAILABLE,
-  httpStepInput,
   idempotencyKeyHeader,
   interruptedMessage,
   isRetryableStatus,
   outputTruncated,
   SCRIPT_STEP_DEFAULT_TIMEOUT_MS,
   SCRIPT_UNAVAILABLE,
-  scriptStepInput,
   scrubText,
   statusMatches,
   STEP_INTERRUPTED,
@@ -30,6 +28,7 @@ import {
   type ScriptStepResult,
   type StepKind,
 } from '../domain/remediation-steps';
+import { httpStepInput, scriptStepInput } from '../contracts/remediation';
 import {
   claimStepRun,
   completeStepRun,

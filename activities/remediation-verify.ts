@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
-import type { TargetHealth, VerifyTargetInput } from '../domain/kube-health';
+import type { TargetHealth } from '../domain/kube-health';
+import type { VerifyTargetInput } from '../contracts/kube-actions';
 import { createKubeVerifyActivities } from './kube-verify';
 
 const POLL_MS = 2_000;

@@ -14,8 +14,6 @@ import {
   isKubeAction,
   PLAN_ABANDONED_RESULT,
   planRisk,
-  renderSteps,
-  stepsFromSuggestions,
   strategyText,
   templateVars,
   type ApprovalNeed,
@@ -23,6 +21,7 @@ import {
   type RemediationOptions,
   type Strategy,
 } from '../domain/remediation';
+import { renderSteps, stepsFromSuggestions } from '../contracts/remediation';
 import {
   firstState,
   publicStep,

@@ -4,7 +4,7 @@ import express, { type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { version as productVersion } from '../package.json';
-import { API_VERSION } from '../domain/schemas';
+import { API_VERSION } from '../domain/envelope';
 import { mongoReady } from '../store/connection';
 import { requireRole, tokenRateLimit } from './auth';
 import { consoleRoutes } from './console';

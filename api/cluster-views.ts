@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { clusterPhaseSchema, clusterTierSchema } from '../domain/cluster';
-import { API_VERSION } from '../domain/schemas';
+import { clusterPhaseSchema, clusterTierSchema } from '../contracts/clusters';
+import { API_VERSION } from '../domain/envelope';
 import type { ClusterWithCounts } from '../store/clusters';
 
 /**

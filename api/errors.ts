@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError, describeZodError, envelope, RETRY_AFTER_SECONDS, unavailable } from '../domain/errors';
+import { ApiError, envelope, RETRY_AFTER_SECONDS, unavailable } from '../domain/errors';
+import { describeZodError } from '../contracts/envelope';
 import { redact } from '../domain/redact';
 
 export { ApiError, describeZodError, envelope, RETRY_AFTER_SECONDS, unavailable };

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { redact } from '../domain/redact';
-import { approvalStatusSchema, FINAL_PLAN_STATES, planStateSchema } from '../domain/remediation';
+import { FINAL_PLAN_STATES } from '../domain/remediation';
+import { approvalStatusSchema, planStateSchema } from '../contracts/remediation';
 import { publicStep } from '../domain/remediation-plan';
-import { userRoleSchema } from '../domain/roles';
-import { actionTypeSchema } from '../domain/runbook';
-import { API_VERSION, listSchema } from '../domain/schemas';
+import { userRoleSchema } from '../contracts/roles';
+import { actionTypeSchema } from '../contracts/runbooks';
+import { API_VERSION } from '../domain/envelope';
+import { listSchema } from '../contracts/envelope';
 import type { ApprovalRecord } from '../store/approvals';
 import type { PlanAction, PlanRecord } from '../store/remediations';
 import { iso } from './views';

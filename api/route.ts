@@ -2,7 +2,7 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import { extendZodWithOpenApi, type OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z, type ZodTypeAny } from 'zod';
 import type { UserRole } from '../domain/roles';
-import { errorSchema } from '../domain/schemas';
+import { errorSchema } from '../contracts/envelope';
 import { ApiError, badRequest, describeZodError } from './errors';
 import type { Authenticated } from './auth';
 

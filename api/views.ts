@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { formatDuration } from '../domain/duration';
-import { incidentStateSchema, splitResource, TIMELINE_TYPES, type TimelineEvent } from '../domain/incident';
+import { splitResource, TIMELINE_TYPES, type TimelineEvent } from '../domain/incident';
+import { incidentStateSchema } from '../contracts/incidents';
 import { signalCount } from '../domain/incident-record';
-import { FINAL_PLAN_STATES, planStateSchema } from '../domain/remediation';
-import { severitySchema, signalTypeSchema } from '../domain/vocabulary';
-import { API_VERSION, listSchema } from '../domain/schemas';
+import { FINAL_PLAN_STATES } from '../domain/remediation';
+import { planStateSchema } from '../contracts/remediation';
+import { severitySchema, signalTypeSchema } from '../contracts/vocabulary';
+import { API_VERSION } from '../domain/envelope';
+import { listSchema } from '../contracts/envelope';
 import type { IncidentRecord } from '../store/incidents';
 import type { PlanRecord } from '../store/remediations';
 

@@ -15,7 +15,7 @@ import { spawn } from 'child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import path from 'path';
-import { verifyExportFile } from '../domain/audit-export';
+import { verifyExportFile } from '../contracts/audit';
 import { connectMongo, disconnectMongo } from '../store/connection';
 import { seedAuditChain } from '../test/fixtures/audit-chain';
 import { devEnv, startDev, stopDev, waitReady } from '../test/harness/dev-process';

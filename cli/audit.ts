@@ -74,7 +74,7 @@ export function auditCommand(config: () => Promise<Config>): Command {
     .action(async (file: string, opts: { json?: boolean }) => {
       try {
         const keys = await auditKeys(await config());
-        const { verifyExportFile } = await import('../domain/audit-export');
+        const { verifyExportFile } = await import('../contracts/audit');
         const report = verifyExportFile(await readExport(file), keys);
         console.log(opts.json ? JSON.stringify(report, null, 2) : describe(file, report));
         if (!report.intact) process.exitCode = TAMPERED;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'fs';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../config/env';
-import { describeIssues, escalationFileSchema, type EscalationFile } from '../domain/escalation-policy';
+import { describeIssues, escalationFileSchema, type EscalationFile } from '../contracts/escalation';
 
 /**
  * Reads and validates FOGHORN_ESCALATION_FILE (docs/escalation.md). Every problem is one line

@@ -1,29 +1,25 @@
-import { z } from 'zod';
-import { INCIDENT_STATES } from './incident';
-
 /**
  * The one tool set of the chat agent, shared by the LLM agent (as function definitions) and
  * the built-in ChatOps agent (slash commands map onto the same calls), so both act through
- * the same code paths and audit trail.
+ * the same code paths and audit trail. Each tool's arguments are validated by
+ * contracts/agent-tools.ts.
  */
-export const toolArgs = {
-  list_incidents: z.object({ state: z.enum(INCIDENT_STATES).optional() }).strict(),
-  show_incident: z.object({ name: z.string().min(1) }).strict(),
-  acknowledge_incident: z.object({ name: z.string().min(1), message: z.string().optional() }).strict(),
-  snooze_incident: z
-    .object({ name: z.string().min(1), duration: z.string().min(1), reason: z.string().optional() })
-    .strict(),
-  resolve_incident: z.object({ name: z.string().min(1), resolution: z.string().optional() }).strict(),
-  show_postmortem: z.object({ name: z.string().min(1) }).strict(),
-  approve_approval: z.object({ name: z.string().min(1), comment: z.string().max(2000).optional() }).strict(),
-  reject_approval: z.object({ name: z.string().min(1), reason: z.string().max(2000).optional() }).strict(),
-  mttr_summary: z.object({ period: z.string().optional() }).strict(),
-  gateway_status: z.object({}).strict(),
-  run_shell: z.object({ command: z.string().min(1) }).strict(),
-} as const;
+const TOOLS = [
+  'list_incidents',
+  'show_incident',
+  'acknowledge_incident',
+  'snooze_incident',
+  'resolve_incident',
+  'show_postmortem',
+  'approve_approval',
+  'reject_approval',
+  'mttr_summary',
+  'gateway_status',
+  'run_shell',
+] as const;
 
-export type ToolName = keyof typeof toolArgs;
-export const TOOL_NAMES = Object.keys(toolArgs) as ToolName[];
+export type ToolName = (typeof TOOLS)[number];
+export const TOOL_NAMES: ToolName[] = [...TOOLS];
 
 export const TOOL_DESCRIPTIONS: Record<ToolName, string> = {
   list_incidents: 'List open incidents (newest first), optionally only those in one state.',
@@ -40,6 +36,12 @@ export const TOOL_DESCRIPTIONS: Record<ToolName, string> = {
   gateway_status: 'List the chat gateway adapters: address, path, callback host, secret set, queue depth, last error.',
   run_shell: 'Run a shell command on the Foghorn worker host and return its output (timeout and output cap apply).',
 };
+
+/** An OpenAI chat-completions function tool (the shape the SDK's ChatCompletionFunctionTool takes). */
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
 
 export interface ToolCall {
   tool: ToolName;

@@ -1,11 +1,8 @@
-import type { ActivityOptions } from '@temporalio/common';
-import { z } from 'zod';
-import type { FunctionTool } from './agent-tool-definitions';
-import { clip, KUBE_READ_KINDS, MAX_LOG_LINES } from './kube-actions';
-import { dnsLabelSchema, objectNameSchema } from './kube-names';
-import { quantitySchema } from './quantity';
+import type { ActivityTimeouts } from './activity-options';
+import type { FunctionTool } from './agent-tools';
+import { clip, KUBE_READ_KINDS, MAX_LOG_LINES, type KubeReadKind } from './kube-actions';
 import { redactText } from './redact';
-import { severitySchema, signalTypeSchema } from './vocabulary';
+import type { Severity, SignalType } from './vocabulary';
 
 /**
  * The agentic remediation strategy (DESIGN §8): observe → decide → act, one model call per
@@ -13,7 +10,8 @@ import { severitySchema, signalTypeSchema } from './vocabulary';
  * activity only turns "everything so far" into the next validated move. The model names what
  * to look at or do, never where: cluster, namespace and Deployment always come from the incident,
  * so a confused (or prompt-injected) model cannot reach another workload. HttpRequest and
- * RunScript are never offered.
+ * RunScript are never offered. The model's calls and the activity's input are validated by
+ * contracts/agentic.ts.
  */
 
 export const AGENTIC_MAX_STEPS = 10;
@@ -46,55 +44,46 @@ export const AGENTIC_ACTIVITY_OPTIONS = {
     maximumAttempts: 3,
     nonRetryableErrorTypes: [AGENTIC_INVALID, AGENTIC_UNAVAILABLE, AGENTIC_INVALID_INPUT],
   },
-} satisfies ActivityOptions;
+} satisfies ActivityTimeouts;
 
 // ---------------------------------------------------------------------------------------------
-// Tools: zod schemas validate the calls, JSON Schemas describe them to the model
+// Tools: contracts/agentic.ts validates the calls, JSON Schemas describe them to the model
 // ---------------------------------------------------------------------------------------------
 
-/** Every tool also takes a short `reasoning`, for models that answer with a tool call and no text. */
-const reasoningArg = z.string().max(2000).optional();
-const MAX_AGENTIC_REPLICAS = 50;
+export const MAX_AGENTIC_REPLICAS = 50;
+export const AGENTIC_VERDICTS = ['fixed', 'give_up'] as const;
 
-const adjustArgs = z
-  .object({
-    container: dnsLabelSchema,
-    memoryLimit: quantitySchema.optional(),
-    cpuLimit: quantitySchema.optional(),
-    reasoning: reasoningArg,
-  })
-  .strict()
-  .refine((p) => p.memoryLimit !== undefined || p.cpuLimit !== undefined, {
-    message: 'at least one of memoryLimit, cpuLimit is required',
-  });
+/**
+ * Each tool's arguments, as validated. Every tool also takes a short `reasoning`, for models
+ * that answer with a tool call and no text.
+ */
+export interface AgenticToolArgs {
+  get_resource: { kind: KubeReadKind; name: string; reasoning?: string };
+  list_pods: { reasoning?: string };
+  recent_events: { kind: KubeReadKind; name: string; reasoning?: string };
+  log_tail: { pod: string; container?: string; previous?: boolean; tailLines?: number; reasoning?: string };
+  restart_deployment: { reasoning?: string };
+  scale_deployment: { replicas: number; reasoning?: string };
+  /** At least one of memoryLimit and cpuLimit. */
+  adjust_resources: { container: string; memoryLimit?: string; cpuLimit?: string; reasoning?: string };
+  rollback_deployment: { toRevision?: number; reasoning?: string };
+  delete_pod: { pod: string; reasoning?: string };
+  finish: { verdict: (typeof AGENTIC_VERDICTS)[number]; summary: string; reasoning?: string };
+}
 
-export const agenticToolArgs = {
-  get_resource: z.object({ kind: z.enum(KUBE_READ_KINDS), name: objectNameSchema, reasoning: reasoningArg }).strict(),
-  list_pods: z.object({ reasoning: reasoningArg }).strict(),
-  recent_events: z.object({ kind: z.enum(KUBE_READ_KINDS), name: objectNameSchema, reasoning: reasoningArg }).strict(),
-  log_tail: z
-    .object({
-      pod: objectNameSchema,
-      container: dnsLabelSchema.optional(),
-      previous: z.boolean().optional(),
-      tailLines: z.number().int().min(1).max(MAX_LOG_LINES).optional(),
-      reasoning: reasoningArg,
-    })
-    .strict(),
-  restart_deployment: z.object({ reasoning: reasoningArg }).strict(),
-  scale_deployment: z
-    .object({ replicas: z.number().int().min(0).max(MAX_AGENTIC_REPLICAS), reasoning: reasoningArg })
-    .strict(),
-  adjust_resources: adjustArgs,
-  rollback_deployment: z.object({ toRevision: z.number().int().min(1).optional(), reasoning: reasoningArg }).strict(),
-  delete_pod: z.object({ pod: objectNameSchema, reasoning: reasoningArg }).strict(),
-  finish: z
-    .object({ verdict: z.enum(['fixed', 'give_up']), summary: z.string().min(1).max(2000), reasoning: reasoningArg })
-    .strict(),
-} as const;
-
-export type AgenticToolName = keyof typeof agenticToolArgs;
-export const AGENTIC_TOOL_NAMES = Object.keys(agenticToolArgs) as AgenticToolName[];
+export type AgenticToolName = keyof AgenticToolArgs;
+export const AGENTIC_TOOL_NAMES: AgenticToolName[] = [
+  'get_resource',
+  'list_pods',
+  'recent_events',
+  'log_tail',
+  'restart_deployment',
+  'scale_deployment',
+  'adjust_resources',
+  'rollback_deployment',
+  'delete_pod',
+  'finish',
+];
 
 export const AGENTIC_READ_TOOLS = ['get_resource', 'list_pods', 'recent_events', 'log_tail'] as const;
 export type AgenticReadTool = (typeof AGENTIC_READ_TOOLS)[number];
@@ -132,7 +121,7 @@ const REASONING = str('One or two sentences: why this call (when your message ha
 const KIND = { type: 'string', enum: [...KUBE_READ_KINDS] };
 const QUANTITY = (what: string) => str(`New ${what} limit, a Kubernetes quantity`);
 
-/** The JSON Schema of each tool's arguments, as the model sees them (kept equal to agenticToolArgs by a unit test). */
+/** The JSON Schema of each tool's arguments, as the model sees them (kept equal to contracts/agentic.ts agenticToolArgs by a unit test). */
 const PARAMETERS: Record<AgenticToolName, { properties: Record<string, unknown>; required: string[] }> = {
   get_resource: { properties: { kind: KIND, name: str('Object name') }, required: ['kind', 'name'] },
   list_pods: { properties: {}, required: [] },
@@ -192,10 +181,10 @@ export function agenticToolDefinitions(): FunctionTool[] {
 // ---------------------------------------------------------------------------------------------
 
 /** What the model asked for (its arguments without `reasoning`). */
-type ArgsOf<T extends AgenticToolName> = Omit<z.output<(typeof agenticToolArgs)[T]>, 'reasoning'>;
+export type AgenticArgsOf<T extends AgenticToolName> = Omit<AgenticToolArgs[T], 'reasoning'>;
 
 export type AgenticReadDecision = {
-  [T in AgenticReadTool]: { kind: 'read'; tool: T; params: ArgsOf<T>; reasoning: string };
+  [T in AgenticReadTool]: { kind: 'read'; tool: T; params: AgenticArgsOf<T>; reasoning: string };
 }[AgenticReadTool];
 
 export type AgenticDecision =
@@ -213,42 +202,8 @@ export type AgenticParseResult = AgenticDecision | { kind: 'invalid'; reason: st
 
 export const MAX_REASONING_CHARS = 500;
 
-const isToolName = (name: string): name is AgenticToolName => Object.hasOwn(agenticToolArgs, name);
-const isReadTool = (name: AgenticToolName): name is AgenticReadTool =>
+export const isAgenticReadTool = (name: AgenticToolName): name is AgenticReadTool =>
   (AGENTIC_READ_TOOLS as readonly string[]).includes(name);
-
-/**
- * The model's tool call as a decision, or why it is invalid. `reasoning` is the assistant
- * message's text; when empty, the call's own `reasoning` argument is used.
- */
-export function parseDecision(toolName: string, rawArgs: string, reasoning: string): AgenticParseResult {
-  if (!isToolName(toolName))
-    return { kind: 'invalid', reason: `the model called an unknown tool ${JSON.stringify(clip(toolName, 80))}` };
-  let json: unknown;
-  try {
-    json = JSON.parse(rawArgs.trim() || '{}');
-  } catch {
-    return { kind: 'invalid', reason: `the arguments of ${toolName} are not JSON` };
-  }
-  const parsed = agenticToolArgs[toolName].safeParse(json);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ');
-    return { kind: 'invalid', reason: `invalid arguments for ${toolName}: ${problems}` };
-  }
-  const { reasoning: argReasoning, ...params } = parsed.data as { reasoning?: string } & Record<string, unknown>;
-  const why = clip((reasoning.trim() || argReasoning?.trim() || '').replace(/\s+/g, ' '), MAX_REASONING_CHARS);
-  if (toolName === 'finish') {
-    const { verdict, summary } = params as ArgsOf<'finish'>;
-    return {
-      kind: 'verdict',
-      verdict,
-      summary: clip(summary, MAX_REASONING_CHARS),
-      reasoning: why || clip(summary, MAX_REASONING_CHARS),
-    };
-  }
-  if (isReadTool(toolName)) return { kind: 'read', tool: toolName, params, reasoning: why } as AgenticReadDecision;
-  return { kind: 'action', action: AGENTIC_ACTION_TOOLS[toolName], params, reasoning: why };
-}
 
 // ---------------------------------------------------------------------------------------------
 // The conversation
@@ -265,37 +220,24 @@ export interface AgenticStepRecord {
   observation: string;
 }
 
-const MAX_STEP_RECORDS = 50;
+export const MAX_STEP_RECORDS = 50;
 
-export const agenticDecideInputSchema = z.object({
-  incident: z.object({
-    name: z.string().min(1).max(100),
-    namespace: z.string().min(1).max(253),
-    cluster: z.string().min(1).max(253),
-    resource: z.string().min(1).max(300),
-    signalType: signalTypeSchema,
-    severity: severitySchema,
-    description: z.string().max(10_000),
-  }),
-  insight: z
-    .object({ rootCause: z.string(), analysis: z.string(), recommendations: z.array(z.string()).max(50) })
-    .nullable(),
-  steps: z
-    .array(
-      z.object({
-        step: z.number().int().min(1),
-        reasoning: z.string(),
-        tool: z.string().min(1),
-        params: z.record(z.unknown()),
-        observation: z.string(),
-      }),
-    )
-    .max(MAX_STEP_RECORDS),
-  stepNumber: z.number().int().min(1),
-  maxSteps: z.number().int().min(1).max(MAX_STEP_RECORDS),
-});
-
-export type AgenticDecideInput = z.input<typeof agenticDecideInputSchema>;
+/** What the agenticDecide activity takes: the incident, its insight and every step so far. */
+export interface AgenticDecideInput {
+  incident: {
+    name: string;
+    namespace: string;
+    cluster: string;
+    resource: string;
+    signalType: SignalType;
+    severity: Severity;
+    description: string;
+  };
+  insight: { rootCause: string; analysis: string; recommendations: string[] } | null;
+  steps: AgenticStepRecord[];
+  stepNumber: number;
+  maxSteps: number;
+}
 
 /** An OpenAI chat-completions message, in the wire shape the SDK takes. */
 export type ChatMessage =

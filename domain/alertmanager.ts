@@ -1,11 +1,12 @@
-import { z } from 'zod';
-import { clusterSchema, namespaceSchema, signalSchema, type Signal } from './incident';
-import { SIGNAL_TYPES, signalTypeSchema, type Severity, type SignalType } from './vocabulary';
+import { SIGNAL_DESCRIPTION_MAX, SIGNAL_LABEL_KEY_MAX, SIGNAL_LABEL_VALUE_MAX, type Signal } from './incident';
+import { isDnsLabel, isObjectName } from './kube-names';
+import { SIGNAL_TYPES, type Severity, type SignalType } from './vocabulary';
 
 /**
  * Prometheus Alertmanager webhook (payload version 4) and the alert → signal mapping of
- * DESIGN §6. Pure: the API route parses the body with `alertmanagerPayloadSchema` and feeds
- * each alert through `mapAlert`; firing signals open or join incidents, resolved ones resolve.
+ * DESIGN §6. Pure: the API route parses the body with `alertmanagerPayloadSchema`
+ * (contracts/alertmanager.ts) and feeds each alert through `mapAlert`; firing signals open or
+ * join incidents, resolved ones resolve.
  *
  * Payload reference: https://prometheus.io/docs/alerting/latest/configuration/#webhook_config
  */
@@ -16,7 +17,6 @@ import { SIGNAL_TYPES, signalTypeSchema, type Severity, type SignalType } from '
 
 export const ALERT_STATUSES = ['firing', 'resolved'] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];
-const alertStatusSchema = z.enum(ALERT_STATUSES);
 
 /** Alertmanager uses this zero time for `endsAt` of alerts that are still firing. */
 export const ALERTMANAGER_ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -24,40 +24,17 @@ export const ALERTMANAGER_ZERO_TIME = '0001-01-01T00:00:00Z';
 /** The most alerts one webhook call may carry (Alertmanager's `max_alerts` truncates before this). */
 export const MAX_ALERTS_PER_PAYLOAD = 1000;
 
-const stringRecord = z.record(z.string(), z.string());
-
-export const alertmanagerAlertSchema = z.object({
-  status: alertStatusSchema,
-  labels: stringRecord,
-  annotations: stringRecord.default({}),
-  // Go's RFC3339Nano: up to nine fractional digits, `Z` or a numeric offset.
-  startsAt: z.string().datetime({ offset: true }),
-  endsAt: z.string(),
-  generatorURL: z.string().default(''),
-  fingerprint: z.string(),
-});
-export type AlertmanagerAlert = z.output<typeof alertmanagerAlertSchema>;
-export type AlertmanagerAlertInput = z.input<typeof alertmanagerAlertSchema>;
-
-export const alertmanagerPayloadSchema = z
-  .object({
-    version: z.literal('4'),
-    groupKey: z.string(),
-    truncatedAlerts: z.number().int().min(0).optional(),
-    status: alertStatusSchema,
-    receiver: z.string(),
-    groupLabels: stringRecord,
-    commonLabels: stringRecord,
-    commonAnnotations: stringRecord,
-    externalURL: z.string(),
-    alerts: z
-      .array(alertmanagerAlertSchema)
-      .min(1, 'must hold at least one alert')
-      .max(MAX_ALERTS_PER_PAYLOAD, `must hold at most ${MAX_ALERTS_PER_PAYLOAD} alerts`),
-  })
-  .passthrough();
-export type AlertmanagerPayload = z.output<typeof alertmanagerPayloadSchema>;
-export type AlertmanagerPayloadInput = z.input<typeof alertmanagerPayloadSchema>;
+/** One alert of a payload, as parsed (contracts/alertmanager.ts). */
+export interface AlertmanagerAlert {
+  status: AlertStatus;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** Go's RFC3339Nano: up to nine fractional digits, `Z` or a numeric offset. */
+  startsAt: string;
+  endsAt: string;
+  generatorURL: string;
+  fingerprint: string;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Mapping
@@ -135,15 +112,6 @@ const SEVERITY_LABELS: Readonly<Record<string, Severity>> = {
   low: 'low',
 };
 
-// RFC 1123 subdomain: what Kubernetes accepts for Deployment, Pod, Node … names.
-const K8S_NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const K8S_NAME_MAX = 253;
-
-// Field limits of signalSchema (domain/incident.ts); longer values are cut rather than the alert lost.
-const DESCRIPTION_MAX = 4000;
-const LABEL_KEY_MAX = 317;
-const LABEL_VALUE_MAX = 1024;
-
 export interface MapAlertOptions {
   /** alertname → signal type; entries override DEFAULT_ALERTNAME_MAP. */
   signalTypeMap?: Readonly<Record<string, SignalType>>;
@@ -177,8 +145,8 @@ export function signalTypeForAlertname(
   for (const map of [signalTypeMap, DEFAULT_ALERTNAME_MAP]) {
     if (map === undefined || !hasOwn(map, alertname)) continue;
     // The configured map comes from user config: ignore an entry that is not a signal type.
-    const parsed = signalTypeSchema.safeParse(map[alertname]);
-    if (parsed.success) return parsed.data;
+    const type = map[alertname];
+    if ((SIGNAL_TYPES as readonly string[]).includes(type)) return type;
   }
   return 'Custom';
 }
@@ -190,18 +158,20 @@ export function severityFromLabel(value: string | undefined): Severity | undefin
   return hasOwn(SEVERITY_LABELS, key) ? SEVERITY_LABELS[key] : undefined;
 }
 
+/** Labels within a signal's limits: longer values are cut and longer keys dropped, rather than the alert lost. */
 function cappedLabels(labels: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(labels)) {
-    if (k.length > LABEL_KEY_MAX || typeof v !== 'string') continue;
-    out[k] = v.length > LABEL_VALUE_MAX ? v.slice(0, LABEL_VALUE_MAX) : v;
+    if (k.length > SIGNAL_LABEL_KEY_MAX || typeof v !== 'string') continue;
+    out[k] = v.length > SIGNAL_LABEL_VALUE_MAX ? v.slice(0, SIGNAL_LABEL_VALUE_MAX) : v;
   }
   return out;
 }
 
 /**
  * One Alertmanager alert → a fully defaulted Signal (DESIGN §6), or the reason it cannot be
- * mapped. Never throws for a schema-valid alert.
+ * mapped. Never throws for a schema-valid alert. Every field is checked or cut to the limits of
+ * contracts/incidents.ts signalSchema here, so the signal needs no second validation.
  */
 export function mapAlert(alert: AlertmanagerAlert, opts: MapAlertOptions = {}): AlertMapping {
   const fingerprint = alert.fingerprint;
@@ -214,16 +184,15 @@ export function mapAlert(alert: AlertmanagerAlert, opts: MapAlertOptions = {}): 
     (r) => r.name !== undefined,
   );
   if (found === undefined || found.name === undefined) return fail(NO_RESOURCE_LABEL_REASON);
-  if (found.name.length > K8S_NAME_MAX || !K8S_NAME_RE.test(found.name))
+  if (!isObjectName(found.name))
     return fail(`invalid ${found.key} name ${JSON.stringify(found.name)}: must be a Kubernetes object name`);
   const resource = `${found.kind}/${found.name}`;
 
   const namespace = label(labels, 'namespace') ?? 'default';
-  if (!namespaceSchema.safeParse(namespace).success)
-    return fail(`invalid namespace ${JSON.stringify(namespace)}: must be a DNS label`);
+  if (!isDnsLabel(namespace)) return fail(`invalid namespace ${JSON.stringify(namespace)}: must be a DNS label`);
 
   const clusterLabel = label(labels, 'cluster');
-  const cluster = clusterLabel !== undefined && clusterSchema.safeParse(clusterLabel).success ? clusterLabel : 'local';
+  const cluster = clusterLabel !== undefined && isDnsLabel(clusterLabel) ? clusterLabel : 'local';
 
   const alertname = label(labels, 'alertname');
   const signalType =
@@ -236,20 +205,16 @@ export function mapAlert(alert: AlertmanagerAlert, opts: MapAlertOptions = {}): 
     `${alertname ?? 'Alert'} on ${resource}`;
 
   const severity = severityFromLabel(label(labels, 'severity'));
-  const parsed = signalSchema.safeParse({
+  const signal: Signal = {
     resource,
     namespace,
     signalType,
     ...(severity === undefined ? {} : { severity }),
-    description: text.slice(0, DESCRIPTION_MAX),
+    description: text.slice(0, SIGNAL_DESCRIPTION_MAX),
     cluster,
     labels: cappedLabels(labels),
     detectionSource: 'alertmanager',
     startedAt: alert.startsAt,
-  });
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return fail(`invalid signal: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  }
-  return { ok: true, signal: parsed.data, status: alert.status, fingerprint };
+  };
+  return { ok: true, signal, status: alert.status, fingerprint };
 }

@@ -1,17 +1,16 @@
 import { createHash, createHmac } from 'crypto';
-import { z } from 'zod';
 import {
   auditLinkValid,
   auditRecordView,
-  auditRecordViewSchema,
   canonicalJson,
   GENESIS_CHECKSUM,
   KEYED_PREFIX,
   LEGACY_PREFIX,
   sameText,
   type AuditRecord,
+  type AuditRecordView,
 } from './audit';
-import { API_VERSION } from './schemas';
+import { API_VERSION } from './envelope';
 
 /**
  * Audit export files (DESIGN §9): the same bytes whether streamed synchronously or written by
@@ -100,18 +99,18 @@ export interface ExportMetadata {
   jobId?: string;
 }
 
-/** An exported record: the spec's export fields, then what the checksum also covers (so the file verifies). */
-export const exportedRecordSchema = auditRecordViewSchema.omit({ details: true, userAgent: true }).extend({
-  seq: z.number().int().min(1).describe('the record’s place in the chain'),
-  previousChecksum: z
-    .string()
-    .nullable()
-    .describe('the checksum this record chains from (null: its predecessor was missing from the log)'),
-  details: z.record(z.unknown()),
-  userAgent: z.string(),
-});
+/**
+ * An exported record: the spec's export fields, then what the checksum also covers (so the file
+ * verifies). contracts/audit.ts exportedRecordSchema describes it, fields in file order.
+ */
+export interface ExportedRecordView extends AuditRecordView {
+  /** The record's place in the chain. */
+  seq: number;
+  /** The checksum this record chains from (null: its predecessor was missing from the log). */
+  previousChecksum: string | null;
+}
 
-export function exportRecordView(r: ExportRecord): z.infer<typeof exportedRecordSchema> {
+export function exportRecordView(r: ExportRecord): ExportedRecordView {
   const { details, userAgent, ...exported } = auditRecordView(r);
   return { ...exported, seq: r.seq, previousChecksum: r.previousChecksum, details, userAgent };
 }
@@ -203,19 +202,6 @@ function sealOf(metadataJson: string, recordsDigest: string, key: string): strin
 // Verifying a file (foghorn audit verify-file)
 // ---------------------------------------------------------------------------------------------
 
-const exportFileSchema = z.object({
-  apiVersion: z.literal(API_VERSION),
-  kind: z.literal('AuditExport'),
-  metadata: z
-    .object({
-      totalRecords: z.number().int(),
-      filters: z.object({ action: z.string(), user: z.string(), namespace: z.string() }).partial(),
-    })
-    .passthrough(),
-  records: z.array(z.unknown()),
-  integrity: z.object({ scheme: z.literal('hmac-sha256'), recordsDigest: z.string(), seal: z.string() }),
-});
-
 export interface FileVerification {
   intact: boolean;
   totalRecords: number;
@@ -233,30 +219,46 @@ export interface FileVerification {
 
 const MAX_LISTED = 100;
 
+/** A record of an export file that does not parse as one: what can be told of it. */
+export interface MalformedExportRecord {
+  malformed: true;
+  id: string;
+  seq: number | null;
+}
+
+/** An export file once its shape is checked and each record parsed (contracts/audit.ts verifyExportFile). */
+export interface ExportFileContent {
+  metadata: { totalRecords: number; filters: { action?: string; user?: string; namespace?: string } };
+  /** The metadata exactly as the file holds it: the seal covers it. */
+  rawMetadata: unknown;
+  records: (ExportedRecordView | MalformedExportRecord)[];
+  integrity: { recordsDigest: string; seal: string };
+}
+
+const emptyVerification = (): FileVerification => ({
+  intact: false,
+  totalRecords: 0,
+  verifiedRecords: 0,
+  brokenRecords: 0,
+  missing: [],
+  sealValid: false,
+  problems: [],
+});
+
+/** The verification of a file that is not a Foghorn JSON audit export at all. */
+export function unreadableExport(problem: string): FileVerification {
+  return { ...emptyVerification(), problems: [problem] };
+}
+
 /**
- * Re-verifies an export file (already parsed JSON) with the audit keys: every record's link
- * (content + previous checksum), consecutive records against each other, gaps when nothing was
- * filtered out, the record count, and the seal. Needs no database.
+ * Re-verifies an export file with the audit keys: every record's link (content + previous
+ * checksum), consecutive records against each other, gaps when nothing was filtered out, the
+ * record count, and the seal. Needs no database.
  */
-export function verifyExportFile(file: unknown, keys: readonly string[]): FileVerification {
+export function verifyExportContent(file: ExportFileContent, keys: readonly string[]): FileVerification {
   if (keys.length === 0) throw new Error('no audit key to verify with');
-  const report: FileVerification = {
-    intact: false,
-    totalRecords: 0,
-    verifiedRecords: 0,
-    brokenRecords: 0,
-    missing: [],
-    sealValid: false,
-    problems: [],
-  };
-  const shape = exportFileSchema.safeParse(file);
-  if (!shape.success) {
-    report.problems.push(
-      `not a Foghorn JSON audit export: ${shape.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ')}`,
-    );
-    return report;
-  }
-  const { metadata, records, integrity } = shape.data;
+  const report = emptyVerification();
+  const { metadata, records, integrity } = file;
   report.totalRecords = records.length;
   const filtered = Object.values(metadata.filters).some((v) => v !== undefined && v !== '');
   let digest = EMPTY_DIGEST;
@@ -267,16 +269,13 @@ export function verifyExportFile(file: unknown, keys: readonly string[]): FileVe
     report.firstBroken ??= { row, id, seq, reason };
   };
 
-  records.forEach((raw, i) => {
+  records.forEach((r, i) => {
     const row = i + 1;
-    const parsed = exportedRecordSchema.safeParse(raw);
-    if (!parsed.success) {
-      const o = (raw ?? {}) as { id?: unknown; seq?: unknown };
-      fail(row, String(o.id ?? ''), typeof o.seq === 'number' ? o.seq : null, 'malformed record');
+    if ('malformed' in r) {
+      fail(row, r.id, r.seq, 'malformed record');
       previous = undefined;
       return;
     }
-    const r = parsed.data;
     digest = nextDigest(digest, r);
     const { previousChecksum, timestamp, ...fields } = r;
     // The checksum reads exactly the record's own fields (domain/audit.ts recordContent).
@@ -295,8 +294,7 @@ export function verifyExportFile(file: unknown, keys: readonly string[]): FileVe
   if (digest !== integrity.recordsDigest)
     report.problems.push('the records are not the ones sealed (added, removed or reordered)');
   else {
-    const { metadata: rawMetadata } = file as { metadata: Parameters<typeof metadataView>[0] };
-    const expected = keys.map((key) => sealOf(canonicalJson(rawMetadata), digest, key));
+    const expected = keys.map((key) => sealOf(canonicalJson(file.rawMetadata), digest, key));
     report.sealValid = expected.some((s) => sameText(s, integrity.seal));
     if (!report.sealValid) report.problems.push('the seal does not match the metadata and records (altered)');
   }

@@ -1,5 +1,4 @@
 import { createHash, createHmac, timingSafeEqual } from 'crypto';
-import { z } from 'zod';
 import type { Role } from './roles';
 
 /**
@@ -32,7 +31,6 @@ export const AUDIT_ACTIONS = [
   'audit.export',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-export const auditActionSchema = z.enum(AUDIT_ACTIONS);
 
 /** What a caller supplies; the writer adds id, seq, timestamp and checksum. */
 export interface AuditEntry {
@@ -56,22 +54,22 @@ export interface AuditRecord extends AuditEntry {
 }
 
 /** An audit record as the API shows it (GET /audit): the timestamp as RFC 3339. */
-export const auditRecordViewSchema = z.object({
-  id: z.string(),
-  timestamp: z.string().datetime(),
-  action: z.string(),
-  user: z.string(),
-  role: z.string(),
-  resource: z.string(),
-  resourceType: z.string(),
-  namespace: z.string(),
-  details: z.record(z.unknown()),
-  sourceIP: z.string(),
-  userAgent: z.string(),
-  checksum: z.string(),
-});
+export interface AuditRecordView {
+  id: string;
+  timestamp: string;
+  action: string;
+  user: string;
+  role: string;
+  resource: string;
+  resourceType: string;
+  namespace: string;
+  details: Record<string, unknown>;
+  sourceIP: string;
+  userAgent: string;
+  checksum: string;
+}
 
-export function auditRecordView(r: AuditRecord): z.infer<typeof auditRecordViewSchema> {
+export function auditRecordView(r: AuditRecord): AuditRecordView {
   return {
     id: r.id,
     timestamp: r.timestamp.toISOString(),

@@ -1,19 +1,14 @@
-import { z } from 'zod';
-import { dnsLabelSchema } from './kube-names';
-
 /**
- * Cluster registrations (spec "Cluster registration", DESIGN §4): names, tiers, phases, the
- * registration body and the classification of a health check. Pure: the credentials are
- * validated for shape here; parsing a kubeconfig and talking to clusters happen elsewhere.
+ * Cluster registrations (spec "Cluster registration", DESIGN §4): names, tiers, phases and the
+ * classification of a health check. Pure: the registration body is validated in
+ * contracts/clusters.ts; parsing a kubeconfig and talking to clusters happen elsewhere.
  */
 
 export const CLUSTER_TIERS = ['critical', 'standard', 'non-critical'] as const;
-export const clusterTierSchema = z.enum(CLUSTER_TIERS);
-export type ClusterTier = z.infer<typeof clusterTierSchema>;
+export type ClusterTier = (typeof CLUSTER_TIERS)[number];
 
 export const CLUSTER_PHASES = ['Pending', 'Connected', 'Degraded', 'Unreachable', 'Unauthorized'] as const;
-export const clusterPhaseSchema = z.enum(CLUSTER_PHASES);
-export type ClusterPhase = z.infer<typeof clusterPhaseSchema>;
+export type ClusterPhase = (typeof CLUSTER_PHASES)[number];
 
 /** The cluster Foghorn runs in (in-cluster service account) or the one KUBECONFIG points at. */
 export const LOCAL_CLUSTER = 'local';
@@ -66,54 +61,6 @@ export function displayServer(server: string): string {
 /** A string read from a cluster (gitVersion, …) as stored and returned: bounded in length. */
 export const clipClusterText = (text: string | undefined, max = 64): string =>
   text === undefined ? '' : text.length > max ? `${text.slice(0, max - 1)}…` : text;
-
-/** A bearer token + server + CA, the alternative to a whole kubeconfig. */
-export const clusterCredentialsSchema = z
-  .object({
-    server: z
-      .string()
-      .url('must be a URL such as https://10.0.0.1:6443')
-      .superRefine((server, ctx) => {
-        const problem = URL.canParse(server) ? serverUrlProblem(server) : undefined; // else .url() said it
-        if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
-      })
-      .describe('https:// URL of the API server (http:// only to a loopback host); no user:password@'),
-    token: z.string().min(1),
-    caData: z.string().min(1).optional().describe('PEM of the CA (or the serving certificate) to trust'),
-    insecureSkipTLSVerify: z.boolean().optional(),
-  })
-  .strict();
-export type ClusterCredentials = z.infer<typeof clusterCredentialsSchema>;
-
-const MAX_KUBECONFIG = 256 * 1024;
-
-/** A registration's spec: exactly one of `kubeconfig` and `credentials`. */
-export const clusterSpecSchema = z
-  .object({
-    displayName: z.string().trim().min(1).max(200).optional(),
-    tier: clusterTierSchema.default('standard'),
-    region: z.string().trim().max(100).default(''),
-    kubeconfig: z.string().min(1).max(MAX_KUBECONFIG).optional().describe('kubeconfig YAML; stored encrypted'),
-    credentials: clusterCredentialsSchema.optional().describe('stored encrypted'),
-  })
-  .strict()
-  .refine((s) => (s.kubeconfig === undefined) !== (s.credentials === undefined), {
-    message: 'give exactly one of kubeconfig and credentials',
-  });
-
-/** POST /clusters: metadata + spec. */
-export const clusterRegistrationSchema = z
-  .object({
-    metadata: z
-      .object({
-        name: dnsLabelSchema,
-        namespace: dnsLabelSchema.default(DEFAULT_CLUSTER_NAMESPACE),
-      })
-      .strict(),
-    spec: clusterSpecSchema,
-  })
-  .strict();
-export type ClusterRegistrationInput = z.infer<typeof clusterRegistrationSchema>;
 
 /** What one health check saw; `phase` comes from classifyHealth. */
 export interface ClusterObservation {

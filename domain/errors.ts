@@ -1,5 +1,3 @@
-import type { ZodError } from 'zod';
-
 /**
  * An error that maps to one answer in the spec's error envelope (status, exact message,
  * details). Shared by the API and the chat gateway, which answer with the same envelope.
@@ -25,9 +23,4 @@ export const unavailable = (details: string) =>
 /** The error envelope every HTTP answer of Foghorn uses, the API's and the gateway's (DESIGN §4). */
 export function envelope(status: number, message: string, details: string) {
   return { apiVersion: 'v1', kind: 'Error', error: { code: status, message, details } };
-}
-
-/** `query.pageSize: Number must be less than or equal to 100; body.name: Required` */
-export function describeZodError(error: ZodError, where: string): string {
-  return error.issues.map((issue) => `${[where, ...issue.path].join('.')}: ${issue.message}`).join('; ');
 }

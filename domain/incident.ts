@@ -1,11 +1,8 @@
-import { z } from 'zod';
-import { dnsLabelSchema } from './kube-names';
-import { RESOURCE_KINDS, severitySchema, signalTypeSchema, type Severity, type SignalType } from './vocabulary';
+import type { Severity, SignalType } from './vocabulary';
 
 /** Incident states and moves (DESIGN §6). Nothing leaves Resolved. */
 export const INCIDENT_STATES = ['Detected', 'Analyzing', 'Remediating', 'Resolved', 'Escalated', 'Failed'] as const;
 export type IncidentState = (typeof INCIDENT_STATES)[number];
-export const incidentStateSchema = z.enum(INCIDENT_STATES);
 
 export const TIMELINE_TYPES = [
   'Detection',
@@ -51,36 +48,30 @@ export interface TimelineEvent {
   details?: Record<string, unknown>;
 }
 
-/** `<Kind>/<name>` with a Kubernetes kind we know. */
-export const resourceRefSchema = z
-  .string()
-  .regex(/^[A-Z][A-Za-z]+\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must look like Deployment/checkout-api')
-  .refine((r) => (RESOURCE_KINDS as readonly string[]).includes(r.split('/')[0]), {
-    message: `kind must be one of ${RESOURCE_KINDS.join(', ')}`,
-  });
-export const namespaceSchema = dnsLabelSchema;
-/** A registered cluster's name (`local` by default): part of the dedup key. */
-export const clusterSchema = dnsLabelSchema;
-export const labelsSchema = z.record(z.string().max(317), z.string().max(1024));
+/**
+ * One detected anomaly: what POST /incidents, the alert mapping and the cluster watcher all
+ * produce (validated by contracts/incidents.ts signalSchema, with its defaults applied).
+ */
+export interface Signal {
+  /** `<Kind>/<name>` with a Kubernetes kind we know. */
+  resource: string;
+  namespace: string;
+  signalType: SignalType;
+  severity?: Severity;
+  description: string;
+  /** A registered cluster's name (`local` by default): part of the dedup key. */
+  cluster: string;
+  labels: Record<string, string>;
+  /** Never blank: the store requires it. */
+  detectionSource: string;
+  /** When the problem began at its source (Alertmanager's `startsAt`): the start of MTTD. */
+  startedAt?: string;
+}
 
-/** One detected anomaly: what POST /incidents and the alert mapping both produce. */
-export const signalSchema = z
-  .object({
-    resource: resourceRefSchema,
-    namespace: namespaceSchema.default('default'),
-    signalType: signalTypeSchema,
-    severity: severitySchema.optional(),
-    description: z.string().max(4000).default(''),
-    cluster: clusterSchema.default('local'),
-    labels: labelsSchema.default({}),
-    // Required by the store: a blank one is refused here, for every caller (API, alerts, agent).
-    detectionSource: z.string().max(200).regex(/\S/, 'must not be blank').trim().default('api'),
-    /** When the problem began at its source (Alertmanager's `startsAt`): the start of MTTD. */
-    startedAt: z.string().datetime({ offset: true, message: 'must be an RFC 3339 timestamp' }).optional(),
-  })
-  .strict();
-export type Signal = z.output<typeof signalSchema>;
-export type SignalInput = z.input<typeof signalSchema>;
+/** The limits of a signal's fields (contracts/incidents.ts): longer values are refused, or cut by producers. */
+export const SIGNAL_DESCRIPTION_MAX = 4000;
+export const SIGNAL_LABEL_KEY_MAX = 317;
+export const SIGNAL_LABEL_VALUE_MAX = 1024;
 
 /** Deduplication key: one open incident per `<cluster>/<namespace>/<Kind>/<name>`. */
 export function resourceKey(s: Pick<Signal, 'cluster' | 'namespace' | 'resource'>): string {

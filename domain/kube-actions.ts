@@ -1,14 +1,11 @@
-import type { ActivityOptions } from '@temporalio/common';
-import { z } from 'zod';
-import { clusterSchema, namespaceSchema } from './incident';
+import type { ActivityTimeouts } from './activity-options';
 import { redactText } from './redact';
-import { dnsLabelSchema, objectNameSchema } from './kube-names';
-import { quantitySchema } from './quantity';
 
 /**
  * The Kubernetes actions a remediation step runs (DESIGN §8), as activity inputs and results,
  * and how their failures are classified. Each input carries the step's idempotency `key`
- * (plan + step index): the activity applies a key once, however often it is retried.
+ * (plan + step index): the activity applies a key once, however often it is retried. The
+ * inputs are validated by contracts/kube-actions.ts.
  */
 
 export const KUBE_ACTION_TYPES = [
@@ -29,59 +26,48 @@ export const POD_TEMPLATE_HASH_LABEL = 'pod-template-hash';
 /** ScaleDeployment's ceiling: a typo (1000 for 10) must not take a cluster down. */
 export const MAX_REPLICAS = 500;
 
-/** `RP-20261123-001/2`: printable ASCII without spaces, so it reads well in logs and records. */
-export const actionKeySchema = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
-
-const base = { key: actionKeySchema, cluster: clusterSchema, namespace: namespaceSchema };
-
-export const restartDeploymentInput = z.object({ ...base, deployment: objectNameSchema }).strict();
-
-export const scaleDeploymentInput = z
-  .object({ ...base, deployment: objectNameSchema, replicas: z.number().int().min(0).max(MAX_REPLICAS) })
-  .strict();
-
-const cpuMemory = z.object({ cpu: quantitySchema.optional(), memory: quantitySchema.optional() }).strict();
-export const adjustResourcesInput = z
-  .object({
-    ...base,
-    deployment: objectNameSchema,
-    container: dnsLabelSchema,
-    requests: cpuMemory.optional(),
-    limits: cpuMemory.optional(),
-  })
-  .strict()
-  .refine((p) => [p.requests?.cpu, p.requests?.memory, p.limits?.cpu, p.limits?.memory].some((v) => v !== undefined), {
-    message: 'at least one of requests.cpu, requests.memory, limits.cpu, limits.memory is required',
-  });
-
-export const rollbackDeploymentInput = z
-  .object({
-    ...base,
-    deployment: objectNameSchema,
-    toRevision: z.number().int().min(1).optional(), // absent = the previous revision (`kubectl rollout undo`)
-  })
-  .strict();
-
-export const deletePodInput = z.object({ ...base, pod: objectNameSchema }).strict();
-
-export type RestartDeploymentInput = z.infer<typeof restartDeploymentInput>;
-export type ScaleDeploymentInput = z.infer<typeof scaleDeploymentInput>;
-export type AdjustResourcesInput = z.infer<typeof adjustResourcesInput>;
-export type RollbackDeploymentInput = z.infer<typeof rollbackDeploymentInput>;
-export type DeletePodInput = z.infer<typeof deletePodInput>;
-
-// ---------------------------------------------------------------------------------------------
-// Results: compact (they land in workflow histories), with the values before and after.
-// ---------------------------------------------------------------------------------------------
-
 export interface CpuMemory {
   cpu?: string;
   memory?: string;
 }
+
+/** What every action input names: the step's key (`RP-20261123-001/2`), the cluster and the namespace. */
+export interface ActionInputBase {
+  key: string;
+  cluster: string;
+  namespace: string;
+}
+
+export interface RestartDeploymentInput extends ActionInputBase {
+  deployment: string;
+}
+
+export interface ScaleDeploymentInput extends ActionInputBase {
+  deployment: string;
+  replicas: number;
+}
+
+/** At least one of requests.cpu, requests.memory, limits.cpu, limits.memory. */
+export interface AdjustResourcesInput extends ActionInputBase {
+  deployment: string;
+  container: string;
+  requests?: CpuMemory;
+  limits?: CpuMemory;
+}
+
+export interface RollbackDeploymentInput extends ActionInputBase {
+  deployment: string;
+  /** Absent: the previous revision (`kubectl rollout undo`). */
+  toRevision?: number;
+}
+
+export interface DeletePodInput extends ActionInputBase {
+  pod: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results: compact (they land in workflow histories), with the values before and after.
+// ---------------------------------------------------------------------------------------------
 export interface ContainerResources {
   requests: CpuMemory;
   limits: CpuMemory;
@@ -300,7 +286,7 @@ export const KUBE_ACTION_ACTIVITY_OPTIONS = {
     maximumInterval: '1m',
     nonRetryableErrorTypes: [...KUBE_NON_RETRYABLE_ERROR_TYPES],
   },
-} satisfies ActivityOptions;
+} satisfies ActivityTimeouts;
 
 /** Reads feed a decision or an agent step: a few quick tries, then the caller goes on without them. */
 export const KUBE_READ_ACTIVITY_OPTIONS = {
@@ -313,7 +299,7 @@ export const KUBE_READ_ACTIVITY_OPTIONS = {
     maximumAttempts: 4,
     nonRetryableErrorTypes: [...KUBE_NON_RETRYABLE_ERROR_TYPES],
   },
-} satisfies ActivityOptions;
+} satisfies ActivityTimeouts;
 
 /** One API call's bound; an attempt makes a handful of calls. */
 export const KUBE_REQUEST_TIMEOUT_MS = 15_000;
@@ -332,53 +318,6 @@ export const MAX_LOG_LINES = 500;
 export const MAX_LOG_BYTES = 16 * 1024;
 /** Messages from the cluster (conditions, events) are cut here. */
 export const MAX_MESSAGE_CHARS = 300;
-
-export const kubeGetResourceInput = z
-  .object({
-    cluster: clusterSchema,
-    kind: z.enum(KUBE_READ_KINDS),
-    namespace: namespaceSchema.optional(), // required except for nodes
-    name: objectNameSchema,
-  })
-  .strict()
-  .refine((p) => p.kind === 'Node' || p.namespace !== undefined, { message: 'namespace is required for this kind' });
-
-export const kubeListPodsInput = z
-  .object({
-    cluster: clusterSchema,
-    namespace: namespaceSchema,
-    kind: z.enum(WORKLOAD_KINDS),
-    name: objectNameSchema,
-    limit: z.number().int().min(1).max(MAX_PODS_LISTED).default(20),
-  })
-  .strict();
-
-export const kubeRecentEventsInput = z
-  .object({
-    cluster: clusterSchema,
-    kind: z.enum(KUBE_READ_KINDS),
-    namespace: namespaceSchema.optional(),
-    name: objectNameSchema,
-    limit: z.number().int().min(1).max(MAX_EVENTS).default(20),
-  })
-  .strict()
-  .refine((p) => p.kind === 'Node' || p.namespace !== undefined, { message: 'namespace is required for this kind' });
-
-export const kubeLogTailInput = z
-  .object({
-    cluster: clusterSchema,
-    namespace: namespaceSchema,
-    pod: objectNameSchema,
-    container: dnsLabelSchema.optional(), // absent = the pod's only (or first) container
-    tailLines: z.number().int().min(1).max(MAX_LOG_LINES).default(50),
-    previous: z.boolean().default(false), // the last terminated container's log (after a crash)
-  })
-  .strict();
-
-export type KubeGetResourceInput = z.input<typeof kubeGetResourceInput>;
-export type KubeListPodsInput = z.input<typeof kubeListPodsInput>;
-export type KubeRecentEventsInput = z.input<typeof kubeRecentEventsInput>;
-export type KubeLogTailInput = z.input<typeof kubeLogTailInput>;
 
 export interface KubeCondition {
   type: string;

@@ -1,23 +1,9 @@
-import { z } from 'zod';
-import { clusterSchema, namespaceSchema } from './incident';
-import { objectNameSchema } from './kube-names';
-
 /**
  * Did a fix work? The verdict on a Deployment after a remediation: rolled out completely (the
  * controller saw the latest spec, every pod is of the new template, the old ones are gone) and
- * no pod crashing since the fix. Pure: activities/kube-verify.ts gathers the facts.
+ * no pod crashing since the fix. Pure: activities/kube-verify.ts gathers the facts (its input
+ * is contracts/kube-actions.ts verifyTargetInput).
  */
-
-export const verifyTargetInput = z
-  .object({
-    cluster: clusterSchema,
-    namespace: namespaceSchema,
-    deployment: objectNameSchema,
-    /** When the fix was applied: crashes before it are the incident, not a verdict on the fix. */
-    since: z.string().datetime({ offset: true, message: 'must be an RFC 3339 timestamp' }),
-  })
-  .strict();
-export type VerifyTargetInput = z.infer<typeof verifyTargetInput>;
 
 export interface TargetHealth {
   healthy: boolean;

@@ -1,18 +1,16 @@
-import { z } from 'zod';
-
 /**
  * Kubernetes' name rules, checked where names enter (runbooks, actions, clusters, signals):
- * catching a typo here beats a 422 from the API server halfway through a remediation.
+ * catching a typo there beats a 422 from the API server halfway through a remediation. The
+ * schemas built on them are in contracts/kubernetes.ts.
  */
 
 /** RFC 1123 label: namespaces, container names, cluster names. */
-export const dnsLabelSchema = z
-  .string()
-  .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label (lowercase alphanumerics and "-")');
+export const DNS_LABEL_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export const DNS_LABEL_MAX = 63;
 
 /** RFC 1123 subdomain: object names (Deployments, pods, nodes). */
-export const objectNameSchema = z
-  .string()
-  .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'must be a Kubernetes object name');
+export const OBJECT_NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const OBJECT_NAME_MAX = 253;
+
+export const isDnsLabel = (text: string): boolean => text.length <= DNS_LABEL_MAX && DNS_LABEL_RE.test(text);
+export const isObjectName = (text: string): boolean => text.length <= OBJECT_NAME_MAX && OBJECT_NAME_RE.test(text);

@@ -1,4 +1,4 @@
-import { signalSchema, type Signal } from './incident';
+import { SIGNAL_DESCRIPTION_MAX, SIGNAL_LABEL_VALUE_MAX, type Signal } from './incident';
 import { workloadResource, type KubeMeta, type WorkloadRef } from './kube-owners';
 import type { Severity, SignalType } from './vocabulary';
 
@@ -245,9 +245,6 @@ export interface WarningEvidence {
   count: number;
 }
 
-const DESCRIPTION_MAX = 4000;
-const LABEL_VALUE_MAX = 1024;
-
 /**
  * The firing signal for one failing member (`Pod/<name>`, or the workload / node itself) of a
  * workload. Labels mirror what kube-state-metrics alerts carry, plus `object` (the member), which
@@ -272,27 +269,27 @@ export function failureSignal(
   if (failure.restartCount !== undefined) labels.restartCount = String(failure.restartCount);
   if (failure.exitCode !== undefined) labels.exitCode = String(failure.exitCode);
   if (evidence) labels.event = evidence.reason;
-  for (const k of Object.keys(labels)) labels[k] = labels[k].slice(0, LABEL_VALUE_MAX);
+  for (const k of Object.keys(labels)) labels[k] = labels[k].slice(0, SIGNAL_LABEL_VALUE_MAX);
 
   const subject = member === workloadResource(workload) ? member : `${member} of ${workloadResource(workload)}`;
   const seen = evidence
     ? ` Last warning event: ${evidence.reason}: ${evidence.message}${evidence.count > 1 ? ` (×${evidence.count})` : ''}`
     : '';
-  return signalSchema.parse({
+  return {
     resource: workloadResource(workload),
     namespace: workload.namespace,
     signalType: failure.type,
     severity: WATCH_SEVERITY[failure.type === 'Custom' ? failure.reason : failure.type] ?? 'medium',
-    description: `${failure.reason}: ${subject}: ${failure.message}.${seen}`.slice(0, DESCRIPTION_MAX),
+    description: `${failure.reason}: ${subject}: ${failure.message}.${seen}`.slice(0, SIGNAL_DESCRIPTION_MAX),
     cluster,
     labels,
     detectionSource: WATCHER_DETECTION_SOURCE,
-  });
+  };
 }
 
 /** The resolved signal of a workload none of whose members fails any more. */
 export function recoverySignal(cluster: string, workload: WorkloadRef, lastType: SignalType = 'Custom'): Signal {
-  return signalSchema.parse({
+  return {
     resource: workloadResource(workload),
     namespace: workload.namespace,
     signalType: lastType,
@@ -300,5 +297,5 @@ export function recoverySignal(cluster: string, workload: WorkloadRef, lastType:
     cluster,
     labels: { [workload.kind.toLowerCase()]: workload.name },
     detectionSource: WATCHER_DETECTION_SOURCE,
-  });
+  };
 }

@@ -1,8 +1,7 @@
-import { z } from 'zod';
-import { signalSchema, type Signal } from './incident';
+import type { Signal } from './incident';
 import { parseWorkloadKey, workloadKey, type WorkloadRef } from './kube-owners';
 import { failureSignal, recoverySignal, type Failure, type WarningEvidence } from './kube-signals';
-import { signalTypeSchema, type SignalType } from './vocabulary';
+import type { SignalType } from './vocabulary';
 
 /**
  * The cluster watcher's failure state, level-triggered: per workload, which members (pods, the
@@ -38,30 +37,29 @@ interface WorkloadState {
 }
 
 // Checkpoint: heartbeat details and the activity's result. Small and secret-free: names, types,
-// and the few signals not delivered yet.
+// and the few signals not delivered yet. Read back through contracts/kube-watch.ts.
 const MAX_CHECKPOINT_MEMBERS = 2000;
 const MAX_CHECKPOINT_PENDING = 200;
 
-const checkpointWorkloadSchema = z.object({
-  open: z.boolean(),
-  sent: z.number().int().min(0),
-  lastType: signalTypeSchema,
-  reported: z.record(signalTypeSchema),
-  pending: z.array(z.object({ member: z.string(), type: signalTypeSchema, signal: signalSchema })).default([]),
-});
+export interface CheckpointWorkload {
+  open: boolean;
+  sent: number;
+  lastType: SignalType;
+  reported: Record<string, SignalType>;
+  pending: { member: string; type: SignalType; signal: Signal }[];
+}
 
-export const watchCheckpointSchema = z.object({
-  version: z.literal(1),
+export interface WatchCheckpoint {
+  version: 1;
   /** Last resourceVersion seen per watched collection (pods, deployments, …), for diagnosis: a resume relists. */
-  resourceVersions: z.record(z.string()).default({}),
+  resourceVersions: Record<string, string>;
   /** `<namespace>/<Kind>/<name>` → state. */
-  workloads: z.record(checkpointWorkloadSchema).default({}),
+  workloads: Record<string, CheckpointWorkload>;
   /** Deployment key → when it was first seen short of replicas (ms). */
-  unavailableSince: z.record(z.number()).default({}),
+  unavailableSince: Record<string, number>;
   /** Members left out of the checkpoint by its size cap (a resumed watcher may re-send those). */
-  truncated: z.number().int().min(0).default(0),
-});
-export type WatchCheckpoint = z.output<typeof watchCheckpointSchema>;
+  truncated: number;
+}
 
 export interface TrackerOptions {
   cluster: string;

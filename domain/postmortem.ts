@@ -1,20 +1,13 @@
-import { z } from 'zod';
 import { formatDuration } from './duration';
 import { CORRELATION_WINDOW_MS, splitResource, type TimelineEvent } from './incident';
 import { signalCount } from './incident-record';
-import {
-  categoryForSignal,
-  RUNBOOK_CATEGORIES,
-  severitySchema,
-  SIGNAL_TYPES,
-  type Severity,
-  type SignalType,
-} from './vocabulary';
+import { categoryForSignal, RUNBOOK_CATEGORIES, SIGNAL_TYPES, type Severity, type SignalType } from './vocabulary';
 
 /**
  * Postmortems (DESIGN §9): one per resolved incident, written by Foghorn (`foghorn-ai`), then
  * reviewed and closed by people. The report is built here from stored facts only: a field
- * with nothing behind it stays empty (`''`, `0`, `[]`) — never invented.
+ * with nothing behind it stays empty (`''`, `0`, `[]`) — never invented. The API's schemas of
+ * the report and of its requests are in contracts/postmortems.ts.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -23,7 +16,6 @@ import {
 
 export const POSTMORTEM_STATES = ['Open', 'InReview', 'Closed'] as const;
 export type PostmortemState = (typeof POSTMORTEM_STATES)[number];
-export const postmortemStateSchema = z.enum(POSTMORTEM_STATES);
 
 /** The AI author of every generated postmortem. */
 export const POSTMORTEM_AUTHOR = 'foghorn-ai';
@@ -38,6 +30,7 @@ export const ACTION_ITEM_STATUSES = ['open', 'in-progress', 'done'] as const;
 export type ActionItemStatus = (typeof ACTION_ITEM_STATUSES)[number];
 
 export const METRIC_PHASES = ['before', 'during', 'after'] as const;
+export type MetricPhase = (typeof METRIC_PHASES)[number];
 
 /** Action items of critical/high incidents are due 7 days after resolution, others after 14. */
 export const ACTION_ITEM_DUE_DAYS = { high: 7, medium: 14 } as const;
@@ -50,94 +43,73 @@ export const RELATED_POSTMORTEMS = 10;
 // The report (spec: Postmortem report fields)
 // ---------------------------------------------------------------------------------------------
 
-const timestamp = z.string().datetime();
+export interface ActionItem {
+  priority: ActionItemPriority;
+  description: string;
+  /** '' until someone takes it. */
+  assignee: string;
+  status: ActionItemStatus;
+  /** `yyyy-mm-dd` */
+  dueDate: string;
+}
 
-export const actionItemSchema = z.object({
-  priority: z.enum(ACTION_ITEM_PRIORITIES),
-  description: z.string(),
-  assignee: z.string().describe("'' until someone takes it"),
-  status: z.enum(ACTION_ITEM_STATUSES),
-  dueDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
-});
-export type ActionItem = z.infer<typeof actionItemSchema>;
+export interface Trending {
+  /** Earlier incidents on the same resource or runbook category. */
+  occurrenceCount: number;
+  windowDays: number;
+  /** The most recent {@link RELATED_POSTMORTEMS}, oldest first. */
+  relatedPostMortems: string[];
+  /** '' when nothing recurred. */
+  pattern: string;
+}
 
-export const trendingSchema = z.object({
-  occurrenceCount: z.number().int().describe('earlier incidents on the same resource or runbook category'),
-  windowDays: z.number().int(),
-  relatedPostMortems: z.array(z.string()).describe(`the most recent ${RELATED_POSTMORTEMS}, oldest first`),
-  pattern: z.string().describe("'' when nothing recurred"),
-});
-export type Trending = z.infer<typeof trendingSchema>;
-
-export const postmortemReportSchema = z.object({
-  title: z.string(),
-  severity: severitySchema,
-  duration: z.string().describe('Go duration from detection to resolution'),
-  detectedAt: timestamp,
-  resolvedAt: timestamp,
-  summary: z.string(),
-  impact: z.object({
-    usersAffected: z.number().int(),
-    requestsAffected: z.string(),
-    revenueImpact: z.string(),
-    slosBreached: z.array(z.string()),
-  }),
-  rootCause: z.object({
-    description: z.string(),
-    category: z.union([z.enum(ROOT_CAUSE_CATEGORIES), z.literal('')]),
-    confidence: z.number().min(0).max(1),
-  }),
-  timeline: z.array(z.object({ time: timestamp, event: z.string() })),
-  remediationApplied: z.object({ runbook: z.string(), steps: z.array(z.string()), result: z.string() }),
-  actionItems: z.array(actionItemSchema),
-  lessonsLearned: z.array(z.string()),
-  metricSnapshots: z.array(z.object({ name: z.string(), value: z.string(), timestamp, phase: z.enum(METRIC_PHASES) })),
-  blastRadius: z.array(
-    z.object({
-      resource: z.object({ kind: z.string(), name: z.string(), namespace: z.string() }),
-      impact: z.string(),
-      severity: severitySchema,
-    }),
-  ),
-  gitCorrelation: z.object({
-    commitSHA: z.string(),
-    commitMessage: z.string(),
-    author: z.string(),
-    timestamp: z.string().describe("RFC 3339, or '' without a correlated commit"),
-    confidence: z.number().min(0).max(1),
-    filesChanged: z.array(z.string()),
-  }),
-  trending: trendingSchema,
-  gitOpsContext: z.string(),
-  logAnalysisSummary: z.string(),
-  cascadeChain: z.array(z.string()).describe('related incidents and this one, in detection order'),
-});
-export type PostmortemReport = z.infer<typeof postmortemReportSchema>;
+/** The spec's report; timestamps are RFC 3339 text. */
+export interface PostmortemReport {
+  title: string;
+  severity: Severity;
+  /** Go duration from detection to resolution. */
+  duration: string;
+  detectedAt: string;
+  resolvedAt: string;
+  summary: string;
+  impact: { usersAffected: number; requestsAffected: string; revenueImpact: string; slosBreached: string[] };
+  rootCause: { description: string; category: RootCauseCategory | ''; confidence: number };
+  timeline: { time: string; event: string }[];
+  remediationApplied: { runbook: string; steps: string[]; result: string };
+  actionItems: ActionItem[];
+  lessonsLearned: string[];
+  metricSnapshots: { name: string; value: string; timestamp: string; phase: MetricPhase }[];
+  blastRadius: {
+    resource: { kind: string; name: string; namespace: string };
+    impact: string;
+    severity: Severity;
+  }[];
+  gitCorrelation: {
+    commitSHA: string;
+    commitMessage: string;
+    author: string;
+    /** RFC 3339, or '' without a correlated commit. */
+    timestamp: string;
+    confidence: number;
+    filesChanged: string[];
+  };
+  trending: Trending;
+  gitOpsContext: string;
+  logAnalysisSummary: string;
+  /** Related incidents and this one, in detection order. */
+  cascadeChain: string[];
+}
 
 // ---------------------------------------------------------------------------------------------
-// Requests (review, close, feedback)
+// Feedback (the API's requests are validated by contracts/postmortems.ts)
 // ---------------------------------------------------------------------------------------------
 
-/** Body of review and close: the reviewer is recorded as given (the audit user is the token's). */
-export const postmortemReviewSchema = z
-  .object({
-    reviewer: z.string().trim().min(1).max(200),
-    notes: z.string().max(20_000).default(''),
-  })
-  .strict();
-export type PostmortemReviewRequest = z.output<typeof postmortemReviewSchema>;
-
-export const postmortemFeedbackSchema = z
-  .object({
-    overrideRootCause: z.string().max(4000).optional(),
-    remediationAccuracy: z.number().int().min(1).max(5).optional(),
-    comments: z.string().max(20_000).optional(),
-  })
-  .strict()
-  .refine((f) => Object.values(f).some((v) => v !== undefined), {
-    message: 'give at least one of overrideRootCause, remediationAccuracy, comments',
-  });
-export type PostmortemFeedbackRequest = z.output<typeof postmortemFeedbackSchema>;
+/** At least one field is given. */
+export interface PostmortemFeedbackRequest {
+  overrideRootCause?: string;
+  remediationAccuracy?: number;
+  comments?: string;
+}
 
 export interface PostmortemFeedback extends PostmortemFeedbackRequest {
   providedBy: string;

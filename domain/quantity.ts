@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * Kubernetes resource quantities (`500m`, `2`, `16Gi`, `128974848`, `1e3`): parse, sum, format.
  * CPU is counted in whole millicores and memory in whole bytes, rounded up as Kubernetes does.
@@ -27,14 +25,6 @@ const SUFFIX: Record<string, number> = {
 const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$/;
 
 export class QuantityError extends Error {}
-
-/** An unsigned quantity as a request or limit is written: `512Mi`, `1Gi`, `500m`, `2`, `1.5`, `1e3`. */
-export const quantitySchema = z
-  .string()
-  .regex(
-    /^(\d+(\.\d*)?|\.\d+)([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/,
-    'must be a Kubernetes quantity such as "512Mi" or "500m"',
-  );
 
 /** The value of a quantity in base units (cores, bytes); throws QuantityError on bad syntax. */
 export function parseQuantity(text: string): number {

@@ -1,13 +1,12 @@
-import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
+import type { ActivityTimeouts } from './activity-options';
 import { fingerprint } from './fingerprint';
-import { z } from 'zod';
-import { actionKeySchema } from './kube-actions';
 import { redactText, REDACTED } from './redact';
 
 /**
  * The HttpRequest and RunScript steps of a remediation (DESIGN §8) as activity inputs and
  * results. Each input carries the step's idempotency `key` (plan + step index): a finished key
- * answers its recorded result without acting again, and a script is never run twice.
+ * answers its recorded result without acting again, and a script is never run twice. The inputs
+ * are validated by contracts/remediation.ts.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -23,33 +22,16 @@ export const HTTP_BODY_EXCERPT_BYTES = 2 * 1024;
 
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
 
-export const httpStepInput = z
-  .object({
-    key: actionKeySchema,
-    method: z.enum(HTTP_METHODS),
-    url: z
-      .string()
-      .url()
-      .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL')
-      // fetch() refuses them too; a credential belongs in a header, which no message shows.
-      .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'must not hold credentials (user:password@): use a header'),
-    headers: z
-      .record(
-        z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name'),
-        // fetch() would refuse it with the value in its message: refuse it here, without.
-        z.string().refine((v) => !/[\0\r\n]/.test(v), 'must not contain line breaks or NUL'),
-      )
-      .optional(),
-    body: z.string().optional(),
-    expectStatus: z.number().int().min(100).max(599).optional(),
-    timeoutMs: z.number().int().min(1).max(HTTP_STEP_MAX_TIMEOUT_MS).optional(),
-  })
-  .strict()
-  .refine((p) => !(p.method === 'GET' && p.body !== undefined), {
-    message: 'a GET request cannot have a body',
-    path: ['body'],
-  });
-export type HttpStepInput = z.input<typeof httpStepInput>;
+/** An HttpRequest step as the activity runs it: an http(s) URL without credentials; no body on a GET. */
+export interface HttpStepInput {
+  key: string;
+  method: (typeof HTTP_METHODS)[number];
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  expectStatus?: number;
+  timeoutMs?: number;
+}
 
 export interface HttpStepResult {
   status: number;
@@ -62,14 +44,11 @@ export interface HttpStepResult {
   repeated: boolean;
 }
 
-export const scriptStepInput = z
-  .object({
-    key: actionKeySchema,
-    script: z.string().min(1).max(10_000),
-    timeoutMs: z.number().int().min(1).max(SCRIPT_STEP_MAX_TIMEOUT_MS).optional(),
-  })
-  .strict();
-export type ScriptStepInput = z.input<typeof scriptStepInput>;
+export interface ScriptStepInput {
+  key: string;
+  script: string;
+  timeoutMs?: number;
+}
 
 export interface ScriptStepResult {
   /** null when a signal ended it (the timeout kills it). A non-zero exit is a result, not a failure. */
@@ -133,19 +112,7 @@ export const HTTP_STEP_ACTIVITY_OPTIONS = {
     maximumInterval: '1m',
     nonRetryableErrorTypes: [...STEP_NON_RETRYABLE_ERROR_TYPES],
   },
-} satisfies ActivityOptions;
-
-/**
- * The same step as a local activity (a plan's HttpRequest steps since release-24): no heartbeat
- * (the workflow task's own timeout watches the worker), and back-offs over 10 s wait in a durable
- * timer, so a receiver down for minutes does not hold the workflow task open.
- */
-export const HTTP_STEP_LOCAL_ACTIVITY_OPTIONS = {
-  startToCloseTimeout: HTTP_STEP_ACTIVITY_OPTIONS.startToCloseTimeout,
-  scheduleToCloseTimeout: HTTP_STEP_ACTIVITY_OPTIONS.scheduleToCloseTimeout,
-  localRetryThreshold: '10s',
-  retry: HTTP_STEP_ACTIVITY_OPTIONS.retry,
-} satisfies LocalActivityOptions;
+} satisfies ActivityTimeouts;
 
 /**
  * A script may run 30 minutes; heartbeats every 3 s with a generous 30 s timeout, because a
@@ -163,7 +130,7 @@ export const SCRIPT_STEP_ACTIVITY_OPTIONS = {
     maximumInterval: '1m',
     nonRetryableErrorTypes: [...STEP_NON_RETRYABLE_ERROR_TYPES],
   },
-} satisfies ActivityOptions;
+} satisfies ActivityTimeouts;
 
 // ---------------------------------------------------------------------------------------------
 // HTTP rules
@@ -216,12 +183,9 @@ export function scrubText(text: string, headerValues: string[] = []): string {
  * What a key was used for, hashed: a reused key must ask for the same step. Header names count,
  * their values do not (a hash of a short credential could be guessed back).
  */
-export function stepFingerprint(kind: 'http', input: z.output<typeof httpStepInput>): string;
-export function stepFingerprint(kind: 'script', input: z.output<typeof scriptStepInput>): string;
-export function stepFingerprint(
-  kind: StepKind,
-  input: z.output<typeof httpStepInput> | z.output<typeof scriptStepInput>,
-): string {
+export function stepFingerprint(kind: 'http', input: HttpStepInput): string;
+export function stepFingerprint(kind: 'script', input: ScriptStepInput): string;
+export function stepFingerprint(kind: StepKind, input: HttpStepInput | ScriptStepInput): string {
   const what =
     'script' in input
       ? { kind, script: input.script }

@@ -1,8 +1,7 @@
-import { z } from 'zod';
 import { fingerprint } from './fingerprint';
 import type { UserRole } from './roles';
 import { canonicalJson, KUBE_ACTION_TYPES, type KubeActionType } from './kube-actions';
-import { actionSchema, type ActionType, type RunbookAction } from './runbook';
+import type { ActionType, RunbookAction } from './runbook';
 
 /**
  * The remediation engine's vocabulary (DESIGN §8): plan states, strategies and how the next one
@@ -12,14 +11,12 @@ import { actionSchema, type ActionType, type RunbookAction } from './runbook';
 
 export const PLAN_STATES = ['Pending', 'Executing', 'Verifying', 'Completed', 'Failed', 'RolledBack'] as const;
 export type PlanState = (typeof PLAN_STATES)[number];
-export const planStateSchema = z.enum(PLAN_STATES);
 export const FINAL_PLAN_STATES: readonly PlanState[] = ['Completed', 'Failed', 'RolledBack'];
 /** The result of a plan its incident's resolve overtook before it started: it never ran, nor said a state. */
 export const PLAN_ABANDONED_RESULT = 'cancelled: the incident was resolved before the plan started';
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
-export const approvalStatusSchema = z.enum(APPROVAL_STATUSES);
 
 // ---------------------------------------------------------------------------------------------
 // Strategies
@@ -107,24 +104,6 @@ export const isKubeAction = (type: string): type is KubeActionType =>
 export function actionsFingerprint(actions: readonly { type: string; params: unknown }[]): string {
   const text = canonicalJson(actions.map((a) => ({ type: a.type, params: a.params })));
   return fingerprint(text);
-}
-
-/**
- * The insight's suggested actions as runbook steps: each one that parses as a runbook action
- * (the same schema an admin's runbook passes) is kept, in order; the rest are reported.
- */
-export function stepsFromSuggestions(suggested: readonly { action: string; params: Record<string, unknown> }[]): {
-  steps: RunbookAction[];
-  dropped: string[];
-} {
-  const steps: RunbookAction[] = [];
-  const dropped: string[] = [];
-  for (const s of suggested) {
-    const parsed = actionSchema.safeParse({ type: s.action, params: s.params });
-    if (parsed.success) steps.push(parsed.data);
-    else dropped.push(`${s.action}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-  }
-  return { steps, dropped };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,33 +280,22 @@ function injectionProblem(
 }
 
 /**
- * A runbook's steps with their templates filled and each step validated again: the list of
- * actions to run, or the reason the plan cannot start (nothing has run yet).
+ * A runbook's steps with their templates filled, or the reason the plan cannot start (nothing
+ * has run yet). Filled steps are not validated here: contracts/remediation.ts renderSteps
+ * parses each one again before it becomes an action to run.
  */
-export function renderSteps(
+export function fillSteps(
   steps: readonly RunbookAction[],
   vars: Readonly<Record<string, string>>,
-): { ok: true; actions: RunbookAction[] } | { ok: false; problem: string } {
+): { ok: true; filled: unknown[] } | { ok: false; problem: string } {
   const injection = steps.map((s, i) => injectionProblem(s, i, vars)).find((p) => p !== undefined);
   if (injection) return { ok: false, problem: `${injection}; no step was run` };
   const missing = new Set<string>();
-  const rendered = steps.map((s) => renderTemplates(s, vars, missing));
+  const filled = steps.map((s) => renderTemplates(s, vars, missing));
   if (missing.size > 0)
     return {
       ok: false,
       problem: `missing template parameter${missing.size > 1 ? 's' : ''} ${[...missing].map((m) => `{{${m}}}`).join(', ')}: no value from the incident or the insight; no step was run`,
     };
-  const actions: RunbookAction[] = [];
-  for (const [i, step] of rendered.entries()) {
-    const parsed = actionSchema.safeParse(step);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return {
-        ok: false,
-        problem: `step ${i + 1} (${(step as RunbookAction).type}) is invalid after filling its templates: ${issue?.path.join('.') || 'params'}: ${issue?.message}; no step was run`,
-      };
-    }
-    actions.push(parsed.data);
-  }
-  return { ok: true, actions };
+  return { ok: true, filled };
 }

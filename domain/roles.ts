@@ -1,10 +1,7 @@
-import { z } from 'zod';
-
 /** Roles, lowest to highest (DESIGN §5). `system` is Foghorn itself and is not a user role. */
 export const USER_ROLES = ['viewer', 'operator', 'admin'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
 export type Role = UserRole | 'system';
-export const userRoleSchema = z.enum(USER_ROLES);
 
 const rank: Record<UserRole, number> = { viewer: 0, operator: 1, admin: 2 };
 

@@ -1,17 +1,17 @@
 import { NODE_DISK_CLEANUP_SCRIPT } from './disk-cleanup';
-import { type RunbookInput, type RunbookSpec, runbookSpecSchema } from './runbook';
+import type { RunbookInput } from './runbook';
 
 /**
- * Runbooks shipped with Foghorn, seeded into every installation. Each is parsed through
- * runbookSpecSchema when this module loads, so a bad entry fails at start-up (and in the unit
- * tests) instead of when an incident first matches it.
+ * Runbooks shipped with Foghorn, seeded into every installation. contracts/runbooks.ts parses
+ * each through runbookSpecSchema when it loads (BUILTIN_RUNBOOKS), so a bad entry fails at
+ * start-up (and in the unit tests) instead of when an incident first matches it.
  *
  * Steps are listed in the order they run. Escalating runbooks (restart, then roll back) assume
  * the executor stops once the incident's signal clears, so later steps only matter when earlier
  * ones did not help.
  */
 
-const LIBRARY: readonly RunbookInput[] = [
+export const RUNBOOK_LIBRARY: readonly RunbookInput[] = [
   {
     name: 'oomkill-raise-memory-limit',
     category: 'oomkill',
@@ -276,12 +276,3 @@ const LIBRARY: readonly RunbookInput[] = [
     maxAttempts: 1,
   },
 ];
-
-function load(input: RunbookInput): RunbookSpec {
-  const result = runbookSpecSchema.safeParse(input);
-  if (result.success) return result.data;
-  const issues = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-  throw new Error(`built-in runbook "${input.name}" is invalid: ${issues}`);
-}
-
-export const BUILTIN_RUNBOOKS: readonly RunbookSpec[] = Object.freeze(LIBRARY.map(load));

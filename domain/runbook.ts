@@ -1,13 +1,9 @@
-import { z } from 'zod';
-import { DurationError, parseDuration } from './duration';
-import { resourceKindSchema, runbookCategorySchema, severitySchema, signalTypeSchema } from './vocabulary';
-import { dnsLabelSchema, objectNameSchema } from './kube-names';
-import { quantitySchema } from './quantity';
+import type { ResourceKind, RunbookCategory, Severity, SignalType } from './vocabulary';
 
 /**
  * Runbooks: named, versioned lists of remediation steps that a remediation workflow runs
- * against an incident's resource. This file is the single source of truth for their shape;
- * the API, the store and the workflows all validate through these schemas.
+ * against an incident's resource. These are their types as the workflows and the engine use
+ * them; contracts/runbooks.ts validates them (and is checked against them at compile time).
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -26,210 +22,123 @@ export const ACTION_TYPES = [
   'Notify',
 ] as const;
 export type ActionType = (typeof ACTION_TYPES)[number];
-export const actionTypeSchema = z.enum(ACTION_TYPES);
 
-// ---------------------------------------------------------------------------------------------
-// Field validators shared by the action params
-// ---------------------------------------------------------------------------------------------
+export const NOTIFY_CHANNELS = ['slack', 'pagerduty', 'webhook', 'chat'] as const;
+export type NotifyChannel = (typeof NOTIFY_CHANNELS)[number];
 
-const increasePercent = z.number().int().min(1).max(500);
-
-/** A positive Go time.Duration string ("90s", "2m30s"), checked with the same parser the workflows use. */
-export const goDuration = z.string().superRefine((text, ctx) => {
-  let ms: number;
-  try {
-    ms = parseDuration(text);
-  } catch (err) {
-    if (!(err instanceof DurationError)) throw err;
-    ctx.addIssue({
-      code: z.ZodIssueCode.custom,
-      message: `must be a Go duration such as "30s" or "2m" (${err.message})`,
-    });
-    return;
-  }
-  if (ms <= 0)
-    ctx.addIssue({
-      code: z.ZodIssueCode.custom,
-      message: 'must be a positive duration',
-    });
-});
-
-/**
- * A string field may hold `{{name}}` templates instead of its value: they are filled from the
- * incident and its insight when a plan is made, and the filled step is validated again then
- * (domain/remediation.ts renderSteps).
- */
-const templateText = z.string().regex(/\{\{\s*[A-Za-z][\w.-]*\s*\}\}/, 'must hold a {{template}}');
-function templated<T extends z.ZodTypeAny>(schema: T) {
-  return z.union([schema, templateText]);
-}
-
-// Every target field is optional: absent means "the incident's own resource", which is what
-// lets one runbook serve every workload.
-const target = {
-  deployment: templated(objectNameSchema).optional(),
-  namespace: templated(dnsLabelSchema).optional(),
-};
+export const HTTP_REQUEST_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
+export type HttpRequestMethod = (typeof HTTP_REQUEST_METHODS)[number];
 
 // ---------------------------------------------------------------------------------------------
 // Actions
 // ---------------------------------------------------------------------------------------------
 
-/** One member of the action union; params are strict so a misspelt key fails instead of being ignored. */
-function action<T extends ActionType, P extends z.ZodTypeAny>(type: T, params: P) {
-  return z
-    .object({
-      type: z.literal(type),
-      params,
-      description: z.string().max(500).optional(),
-    })
-    .strict();
+// Params are object types, not interfaces, so that they stay assignable to Record<string, unknown>.
+// Every target field (deployment, namespace, pod) is optional: absent means "the incident's own
+// resource", which is what lets one runbook serve every workload. A string field may hold
+// `{{name}}` templates, filled when a plan is made.
+
+export type DeploymentTarget = {
+  deployment?: string;
+  namespace?: string;
+};
+
+export type ScaleDeploymentParams = {
+  deployment?: string;
+  namespace?: string;
+  replicas?: number;
+  /** Negative deltas scale in; never 0. */
+  replicasDelta?: number;
+  /** Ceiling for replicasDelta, so repeated attempts cannot scale without bound. */
+  maxReplicas?: number;
+};
+
+export type AdjustResourcesParams = {
+  deployment?: string;
+  namespace?: string;
+  /** Absent: every container in the pod template. */
+  container?: string;
+  memoryLimit?: string;
+  memoryLimitIncreasePercent?: number;
+  cpuLimit?: string;
+  cpuLimitIncreasePercent?: number;
+};
+
+export type RollbackDeploymentParams = {
+  deployment?: string;
+  namespace?: string;
+  /** Absent: the previous revision. */
+  toRevision?: number;
+};
+
+export type DeletePodParams = {
+  /** Absent (with no labelSelector): the incident's pod. */
+  pod?: string;
+  namespace?: string;
+  labelSelector?: string;
+};
+
+export type HttpRequestParams = {
+  url: string;
+  method: HttpRequestMethod;
+  headers?: Record<string, string>;
+  body?: string;
+  expectStatus?: number;
+};
+
+/** As written: the method defaults to GET. */
+export type HttpRequestInputParams = {
+  url: string;
+  method?: HttpRequestMethod;
+  headers?: Record<string, string>;
+  body?: string;
+  expectStatus?: number;
+};
+
+export type RunScriptParams = {
+  script: string;
+  /** A Go duration. */
+  timeout?: string;
+};
+
+export type WaitParams = {
+  /** A Go duration. */
+  duration: string;
+};
+
+export type NotifyParams = {
+  channel: NotifyChannel;
+  message: string;
+};
+
+/** Each action type's params, as validated (defaults applied). */
+export interface RunbookActionParams {
+  RestartDeployment: DeploymentTarget;
+  ScaleDeployment: ScaleDeploymentParams;
+  AdjustResources: AdjustResourcesParams;
+  RollbackDeployment: RollbackDeploymentParams;
+  DeletePod: DeletePodParams;
+  HttpRequest: HttpRequestParams;
+  RunScript: RunScriptParams;
+  Wait: WaitParams;
+  Notify: NotifyParams;
 }
 
-const restartParams = z.object(target).strict();
+/** Each action type's params as written: an HttpRequest's method defaults to GET. */
+export interface RunbookActionInputParams extends Omit<RunbookActionParams, 'HttpRequest'> {
+  HttpRequest: HttpRequestInputParams;
+}
 
-const scaleParams = z
-  .object({
-    ...target,
-    replicas: z.number().int().min(0).max(1000).optional(),
-    // Negative deltas scale in; zero would be a silent no-op, so it is rejected.
-    replicasDelta: z
-      .number()
-      .int()
-      .min(-1000)
-      .max(1000)
-      .refine((n) => n !== 0, 'must not be 0')
-      .optional(),
-    // Ceiling for replicasDelta, so repeated attempts cannot scale without bound.
-    maxReplicas: z.number().int().min(1).max(1000).optional(),
-  })
-  .strict()
-  .superRefine((p, ctx) => {
-    if (p.replicas === undefined && p.replicasDelta === undefined)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: 'one of "replicas" or "replicasDelta" is required',
-      });
-    if (p.replicas !== undefined && p.replicasDelta !== undefined)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: '"replicas" and "replicasDelta" are mutually exclusive',
-      });
-    if (p.replicas !== undefined && p.maxReplicas !== undefined && p.replicas > p.maxReplicas)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        path: ['replicas'],
-        message: 'must not exceed "maxReplicas"',
-      });
-  });
-
-const adjustParams = z
-  .object({
-    ...target,
-    container: templated(dnsLabelSchema).optional(), // absent = every container in the pod template
-    memoryLimit: templated(quantitySchema).optional(),
-    memoryLimitIncreasePercent: increasePercent.optional(),
-    cpuLimit: templated(quantitySchema).optional(),
-    cpuLimitIncreasePercent: increasePercent.optional(),
-  })
-  .strict()
-  .superRefine((p, ctx) => {
-    const memory = p.memoryLimit !== undefined || p.memoryLimitIncreasePercent !== undefined;
-    const cpu = p.cpuLimit !== undefined || p.cpuLimitIncreasePercent !== undefined;
-    if (!memory && !cpu)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message:
-          'at least one of memoryLimit, memoryLimitIncreasePercent, cpuLimit, cpuLimitIncreasePercent is required',
-      });
-    // An absolute value and a relative one for the same resource contradict each other.
-    if (p.memoryLimit !== undefined && p.memoryLimitIncreasePercent !== undefined)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: '"memoryLimit" and "memoryLimitIncreasePercent" are mutually exclusive',
-      });
-    if (p.cpuLimit !== undefined && p.cpuLimitIncreasePercent !== undefined)
-      ctx.addIssue({
-        code: z.ZodIssueCode.custom,
-        message: '"cpuLimit" and "cpuLimitIncreasePercent" are mutually exclusive',
-      });
-  });
-
-const rollbackParams = z
-  .object({
-    ...target,
-    toRevision: z.number().int().min(1).optional(), // absent = the previous revision
-  })
-  .strict();
-
-const deletePodParams = z
-  .object({
-    pod: templated(objectNameSchema).optional(), // absent (with no labelSelector) = the incident's pod
-    namespace: templated(dnsLabelSchema).optional(),
-    labelSelector: z.string().min(1).max(1000).optional(),
-  })
-  .strict()
-  .refine((p) => p.pod === undefined || p.labelSelector === undefined, {
-    message: '"pod" and "labelSelector" are mutually exclusive',
-  });
-
-const httpParams = z
-  .object({
-    url: templated(
-      z
-        .string()
-        .url()
-        .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL'),
-    ),
-    method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('GET'),
-    headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, 'must be an HTTP header name'), z.string()).optional(),
-    body: z.string().optional(),
-    expectStatus: z.number().int().min(100).max(599).optional(),
-  })
-  .strict()
-  // fetch() throws on a GET with a body; fail at authoring time instead of at run time.
-  .refine((p) => !(p.method === 'GET' && p.body !== undefined), {
-    message: 'a GET request cannot have a body',
-    path: ['body'],
-  });
-
-const runScriptParams = z
-  .object({
-    script: z.string().min(1).max(10_000),
-    timeout: goDuration.optional(),
-  })
-  .strict();
-
-const waitParams = z.object({ duration: goDuration }).strict();
-
-export const NOTIFY_CHANNELS = ['slack', 'pagerduty', 'webhook', 'chat'] as const;
-const notifyParams = z
-  .object({
-    channel: z.enum(NOTIFY_CHANNELS),
-    message: z.string().min(1),
-  })
-  .strict();
-
-export const actionSchema = z.discriminatedUnion('type', [
-  action('RestartDeployment', restartParams),
-  action('ScaleDeployment', scaleParams),
-  action('AdjustResources', adjustParams),
-  action('RollbackDeployment', rollbackParams),
-  action('DeletePod', deletePodParams),
-  action('HttpRequest', httpParams),
-  action('RunScript', runScriptParams),
-  action('Wait', waitParams),
-  action('Notify', notifyParams),
-]);
-export type RunbookAction = z.output<typeof actionSchema>;
-export type RunbookActionInput = z.input<typeof actionSchema>;
+/** One step of a runbook, validated. */
+export type RunbookAction = {
+  [T in ActionType]: { type: T; params: RunbookActionParams[T]; description?: string };
+}[ActionType];
+/** One step of a runbook, as written. */
+export type RunbookActionInput = {
+  [T in ActionType]: { type: T; params: RunbookActionInputParams[T]; description?: string };
+}[ActionType];
 /** The action of one type, e.g. `ActionOf<'Wait'>['params']['duration']`. */
 export type ActionOf<T extends ActionType> = Extract<RunbookAction, { type: T }>;
-
-// Compile-time check that the union and ACTION_TYPES list the same types.
-type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const _actionTypesMatch: SameKeys<RunbookAction['type'], ActionType> = true;
-void _actionTypesMatch;
 
 // ---------------------------------------------------------------------------------------------
 // Runbook spec
@@ -242,62 +151,36 @@ export const SEMVER_RE =
 /** Names are DNS labels so they can be used as Kubernetes label values and in URLs unescaped. */
 export const RUNBOOK_NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-/** An array whose entries must be distinct (a duplicate is always an authoring mistake). */
-function unique<T extends z.ZodTypeAny>(array: z.ZodArray<T>) {
-  return array.superRefine((items, ctx) => {
-    const seen = new Set<unknown>();
-    items.forEach((v, i) => {
-      if (seen.has(v))
-        ctx.addIssue({
-          code: z.ZodIssueCode.custom,
-          path: [i],
-          message: `duplicate value ${JSON.stringify(v)}`,
-        });
-      seen.add(v);
-    });
-  });
+/** A runbook, validated (defaults applied). */
+export interface RunbookSpec {
+  name: string;
+  category: RunbookCategory;
+  description: string;
+  version: string;
+  /** false = suggested to a human, never run by the system. */
+  automated: boolean;
+  /** true = a workflow waits for an approval first. */
+  approvalRequired: boolean;
+  severity: Severity[];
+  /** Empty lists mean "no restriction" when matching an incident. */
+  targets: { signalTypes: SignalType[]; resourceKinds: ResourceKind[] };
+  steps: RunbookAction[];
+  maxAttempts: number;
+  /** How long a plan of this runbook is verified after its steps (a Go duration); absent = FOGHORN_VERIFY_WINDOW. */
+  verificationWindow?: string;
 }
 
-// Kept a plain ZodObject (no top-level refinements) so .omit() can derive the update schema.
-export const runbookSpecSchema = z
-  .object({
-    name: z
-      .string()
-      .max(63)
-      .regex(RUNBOOK_NAME_RE, 'must be a DNS label: lowercase alphanumerics and "-", starting and ending alphanumeric'),
-    category: runbookCategorySchema,
-    description: z.string().min(1).max(2000),
-    version: z.string().regex(SEMVER_RE, 'must be a semantic version such as "1.0.0"'),
-    automated: z.boolean().default(true), // false = suggested to a human, never run by the system
-    approvalRequired: z.boolean().default(false), // true = a workflow waits for an approval first
-    severity: unique(z.array(severitySchema).min(1, 'must list at least one severity')),
-    // Empty lists mean "no restriction" when matching an incident.
-    targets: z
-      .object({
-        signalTypes: unique(z.array(signalTypeSchema)).default([]),
-        resourceKinds: unique(z.array(resourceKindSchema)).default([]),
-      })
-      .strict()
-      .default({}),
-    steps: z.array(actionSchema).min(1, 'must have at least one step').max(50, 'must have at most 50 steps'),
-    maxAttempts: z.number().int().min(1).max(10).default(3),
-    // How long a plan of this runbook is verified after its steps; absent = FOGHORN_VERIFY_WINDOW.
-    verificationWindow: goDuration
-      .refine((text) => {
-        try {
-          return parseDuration(text) <= 30 * 60_000;
-        } catch {
-          return true; // reported by goDuration
-        }
-      }, 'must be at most 30m')
-      .optional(),
-  })
-  .strict();
-
-export type RunbookSpec = z.output<typeof runbookSpecSchema>;
-export type RunbookInput = z.input<typeof runbookSpecSchema>;
-
-/** PUT body: the whole spec except `name`, which comes from the path (a `name` key is rejected). */
-export const runbookUpdateSchema = runbookSpecSchema.omit({ name: true });
-export type RunbookUpdate = z.output<typeof runbookUpdateSchema>;
-export type RunbookUpdateInput = z.input<typeof runbookUpdateSchema>;
+/** A runbook as written: what has a default may be left out. */
+export interface RunbookInput {
+  name: string;
+  category: RunbookCategory;
+  description: string;
+  version: string;
+  automated?: boolean;
+  approvalRequired?: boolean;
+  severity: Severity[];
+  targets?: { signalTypes?: SignalType[]; resourceKinds?: ResourceKind[] };
+  steps: RunbookActionInput[];
+  maxAttempts?: number;
+  verificationWindow?: string;
+}

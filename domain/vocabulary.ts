@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 /**
  * Foghorn's core vocabulary: what a signal can be, how severe, which kinds of resources it
  * names, and which runbook category answers it. Incidents, runbooks, alerts, risk scoring and
@@ -8,11 +6,9 @@ import { z } from 'zod';
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
 export type Severity = (typeof SEVERITIES)[number];
-export const severitySchema = z.enum(SEVERITIES);
 
 export const RUNBOOK_CATEGORIES = ['oomkill', 'crashloop', 'latency', 'scaling', 'disk', 'network', 'custom'] as const;
 export type RunbookCategory = (typeof RUNBOOK_CATEGORIES)[number];
-export const runbookCategorySchema = z.enum(RUNBOOK_CATEGORIES);
 
 export const SIGNAL_TYPES = [
   'OOMKilled',
@@ -29,7 +25,6 @@ export const SIGNAL_TYPES = [
   'Custom',
 ] as const;
 export type SignalType = (typeof SIGNAL_TYPES)[number];
-export const signalTypeSchema = z.enum(SIGNAL_TYPES);
 
 // A Record (not a switch) so adding a signal type without a category is a compile error.
 const SIGNAL_CATEGORY: Readonly<Record<SignalType, RunbookCategory>> = {
@@ -55,4 +50,3 @@ export function categoryForSignal(signal: SignalType): RunbookCategory {
 
 export const RESOURCE_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Pod', 'Node'] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
-export const resourceKindSchema = z.enum(RESOURCE_KINDS);

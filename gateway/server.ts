@@ -3,7 +3,7 @@ import express, { type Request, type Response } from 'express';
 import type { Server } from 'http';
 import type { Logger } from 'pino';
 import { BODY_OVERHEAD_BYTES } from '../domain/chat';
-import { parseInbound, type InboundMedia } from '../domain/chat-inbound';
+import { parseInbound, type InboundMedia } from '../contracts/chat-inbound';
 import type { Config } from '../config/env';
 import { ApiError, envelope, unavailable } from '../domain/errors';
 import { redact } from '../domain/redact';

@@ -7,8 +7,8 @@ import {
   displayServer,
   LOCAL_CLUSTER,
   localClusterSource,
-  type ClusterRegistrationInput,
 } from '../domain/cluster';
+import { type ClusterRegistrationInput } from '../contracts/clusters';
 import { ApiError, unavailable } from '../domain/errors';
 import type { Actor } from '../domain/incident-requests';
 import { appendAudit } from '../store/audit';

@@ -4,11 +4,11 @@ import {
   BUILTIN_NONE_POLICY,
   DEFAULT_POLICY,
   NO_POLICY,
-  type EscalationFile,
   type EscalationPolicy,
   type MaintenanceWindow,
   type OnCallSchedule,
 } from '../domain/escalation-policy';
+import { type EscalationFile } from '../contracts/escalation';
 import { activeMaintenance } from '../domain/oncall';
 import { openSecret, sealSecret, SecretUnreadableError, type SealedSecret } from './cluster-secrets';
 import { isDuplicateKey } from './connection';

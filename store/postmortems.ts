@@ -7,10 +7,10 @@ import {
   type PostmortemFeedback,
   type PostmortemFeedbackRequest,
   type PostmortemReport,
-  type PostmortemReviewRequest,
   type PostmortemState,
   type RelatedIncident,
 } from '../domain/postmortem';
+import { type PostmortemReviewRequest } from '../contracts/postmortems';
 import { categoryForSignal, SIGNAL_TYPES } from '../domain/vocabulary';
 import { isDuplicateKey } from './connection';
 import type { IncidentRecord } from './incidents';

@@ -1,7 +1,8 @@
 import { canonicalJson } from '../domain/audit';
-import type { RunbookSpec, RunbookUpdate } from '../domain/runbook';
+import type { RunbookSpec } from '../domain/runbook';
+import type { RunbookUpdate } from '../contracts/runbooks';
 import type { RunbookCategory, Severity } from '../domain/vocabulary';
-import { BUILTIN_RUNBOOKS } from '../domain/runbook-library';
+import { BUILTIN_RUNBOOKS } from '../contracts/runbooks';
 import { isDuplicateKey } from './connection';
 import { RunbookModel } from './models';
 import { findPage, type Page } from './pagination';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { alertmanagerPayloadSchema, mapAlert } from '../../domain/alertmanager';
+import { mapAlert } from '../../domain/alertmanager';
+import { alertmanagerPayloadSchema } from '../../contracts/alertmanager';
 import type { SignalType } from '../../domain/incident';
-import { API_VERSION } from '../../domain/schemas';
+import { API_VERSION } from '../../domain/envelope';
 import type { IncidentOps } from '../../operations/incidents';
 import { applySignals } from '../../operations/signals';
 import { route } from '../route';

@@ -8,11 +8,13 @@ import {
   trendSeries,
 } from '../../domain/analytics';
 import { complianceReport } from '../../domain/compliance';
-import { namespaceSchema } from '../../domain/incident';
+import { namespaceSchema } from '../../contracts/incidents';
 import { bucketPlan, GRANULARITIES, parsePeriod, PeriodError } from '../../domain/mttr';
-import { API_VERSION, timestampQuery } from '../../domain/schemas';
+import { API_VERSION } from '../../domain/envelope';
+import { timestampQuery } from '../../contracts/envelope';
 import { DEFAULT_SLA_TARGETS, type SlaTargets } from '../../domain/sla';
-import { SEVERITIES, severitySchema } from '../../domain/vocabulary';
+import { SEVERITIES } from '../../domain/vocabulary';
+import { severitySchema } from '../../contracts/vocabulary';
 import { detectedCounts, mttrSeries, referenceFigures } from '../../store/analytics';
 import { complianceFigures } from '../../store/compliance';
 import { badRequest } from '../errors';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { namespaceSchema } from '../../domain/incident';
-import { approvalStatusSchema } from '../../domain/remediation';
-import { listEnvelope, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
+import { namespaceSchema } from '../../contracts/incidents';
+import { approvalStatusSchema } from '../../contracts/remediation';
+import { listEnvelope, PAGE_SIZE } from '../../domain/envelope';
+import { paginationQuery } from '../../contracts/envelope';
 import { decideApproval, findApproval } from '../../operations/approvals';
 import type { IncidentOps } from '../../operations/incidents';
 import { listApprovals } from '../../store/approvals';

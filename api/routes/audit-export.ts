@@ -1,17 +1,18 @@
 import { pipeline } from 'stream/promises';
 import { z } from 'zod';
-import { auditActionSchema } from '../../domain/audit';
+import { auditActionSchema } from '../../contracts/audit';
 import {
   CSV_COLUMNS,
   EXPORT_FORMATS,
   exportContentType,
-  exportedRecordSchema,
   exportFilename,
   SYNC_EXPORT_LIMIT,
   type ExportFilter,
 } from '../../domain/audit-export';
+import { exportedRecordSchema } from '../../contracts/audit';
 import { ApiError } from '../../domain/errors';
-import { API_VERSION, timestampQuery } from '../../domain/schemas';
+import { API_VERSION } from '../../domain/envelope';
+import { timestampQuery } from '../../contracts/envelope';
 import type { IncidentOps } from '../../operations/incidents';
 import { startExportJob } from '../../operations/audit-exports';
 import { appendAudit } from '../../store/audit';

@@ -1,13 +1,8 @@
 import { z } from 'zod';
-import { auditActionSchema, auditRecordView, auditRecordViewSchema, type ChainVerification } from '../../domain/audit';
-import {
-  API_VERSION,
-  AUDIT_PAGE_SIZE,
-  listEnvelope,
-  listSchema,
-  paginationQuery,
-  timestampQuery,
-} from '../../domain/schemas';
+import { auditRecordView, type ChainVerification } from '../../domain/audit';
+import { auditActionSchema, auditRecordViewSchema } from '../../contracts/audit';
+import { API_VERSION, AUDIT_PAGE_SIZE, listEnvelope } from '../../domain/envelope';
+import { listSchema, paginationQuery, timestampQuery } from '../../contracts/envelope';
 import { listAudit, verifyAuditChain } from '../../store/audit';
 import { route } from '../route';
 

@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import {
-  clusterRegistrationSchema,
-  clusterSpecSchema,
-  clusterTierSchema,
-  DEFAULT_CLUSTER_NAMESPACE,
-} from '../../domain/cluster';
-import { listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
+import { DEFAULT_CLUSTER_NAMESPACE } from '../../domain/cluster';
+import { clusterRegistrationSchema, clusterSpecSchema, clusterTierSchema } from '../../contracts/clusters';
+import { listEnvelope, PAGE_SIZE } from '../../domain/envelope';
+import { listSchema, paginationQuery } from '../../contracts/envelope';
 import { getClusterWithCounts, listClusters } from '../../store/clusters';
 import { registerCluster, unregisterCluster, type ClusterOps } from '../../operations/clusters';
 import { auditSource } from '../auth';

@@ -6,25 +6,17 @@ import {
   BUILTIN_NONE_POLICY,
   DEFAULT_POLICY,
   describeTarget,
-  escalationPolicySchema,
-  maintenanceWindowSchema,
   NO_POLICY,
-  onCallScheduleSchema,
   type EscalationPolicy,
   type LevelTarget,
   type MaintenanceWindow,
   type OnCallSchedule,
 } from '../../domain/escalation-policy';
+import { escalationPolicySchema, maintenanceWindowSchema, onCallScheduleSchema } from '../../contracts/escalation';
 import { onCallAt } from '../../domain/oncall';
-import {
-  API_VERSION,
-  listEnvelope,
-  listSchema,
-  PAGE_SIZE,
-  paginationQuery,
-  timestampQuery,
-} from '../../domain/schemas';
-import { severitySchema } from '../../domain/vocabulary';
+import { API_VERSION, listEnvelope, PAGE_SIZE } from '../../domain/envelope';
+import { listSchema, paginationQuery, timestampQuery } from '../../contracts/envelope';
+import { severitySchema } from '../../contracts/vocabulary';
 import { appendAudit } from '../../store/audit';
 import {
   createConfig,

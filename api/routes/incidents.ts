@@ -1,8 +1,10 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { incidentStateSchema, namespaceSchema, resourceRefSchema, signalSchema } from '../../domain/incident';
-import { RESOURCE_KINDS, severitySchema } from '../../domain/vocabulary';
-import { listEnvelope, PAGE_SIZE, paginationQuery, timestampQuery } from '../../domain/schemas';
+import { incidentStateSchema, namespaceSchema, resourceRefSchema, signalSchema } from '../../contracts/incidents';
+import { RESOURCE_KINDS } from '../../domain/vocabulary';
+import { severitySchema } from '../../contracts/vocabulary';
+import { listEnvelope, PAGE_SIZE } from '../../domain/envelope';
+import { paginationQuery, timestampQuery } from '../../contracts/envelope';
 import { appendAudit } from '../../store/audit';
 import { countTimeline, getTimeline, listIncidents, type IncidentRecord } from '../../store/incidents';
 import { plansOfIncident } from '../../store/remediations';

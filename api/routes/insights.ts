@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { namespaceSchema } from '../../domain/incident';
-import { listEnvelope, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
+import { namespaceSchema } from '../../contracts/incidents';
+import { listEnvelope, PAGE_SIZE } from '../../domain/envelope';
+import { paginationQuery } from '../../contracts/envelope';
 import { listInsights } from '../../store/insights';
 import { route } from '../route';
 import { insightListSchema, insightView } from '../views';

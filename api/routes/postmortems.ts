@@ -4,8 +4,9 @@ import {
   postmortemReportSchema,
   postmortemReviewSchema,
   postmortemStateSchema,
-} from '../../domain/postmortem';
-import { API_VERSION, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
+} from '../../contracts/postmortems';
+import { API_VERSION, listEnvelope, PAGE_SIZE } from '../../domain/envelope';
+import { listSchema, paginationQuery } from '../../contracts/envelope';
 import { appendAudit } from '../../store/audit';
 import {
   closePostmortem,

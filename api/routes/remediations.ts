@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { namespaceSchema } from '../../domain/incident';
-import { planStateSchema } from '../../domain/remediation';
-import { listEnvelope, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
+import { namespaceSchema } from '../../contracts/incidents';
+import { planStateSchema } from '../../contracts/remediation';
+import { listEnvelope, PAGE_SIZE } from '../../domain/envelope';
+import { paginationQuery } from '../../contracts/envelope';
 import { getPlan, listPlans } from '../../store/remediations';
 import { notFound } from '../errors';
 import { PLAN_LIST_FIELDS, planDetail, planDetailSchema, planListItem, planListSchema } from '../remediation-views';

@@ -1,9 +1,15 @@
 import { z } from 'zod';
 import { redact } from '../../domain/redact';
 import { formatDuration } from '../../domain/duration';
-import { actionSchema, runbookSpecSchema, runbookUpdateSchema } from '../../domain/runbook';
-import { resourceKindSchema, runbookCategorySchema, severitySchema, signalTypeSchema } from '../../domain/vocabulary';
-import { API_VERSION, booleanQuery, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
+import { actionSchema, runbookSpecSchema, runbookUpdateSchema } from '../../contracts/runbooks';
+import {
+  resourceKindSchema,
+  runbookCategorySchema,
+  severitySchema,
+  signalTypeSchema,
+} from '../../contracts/vocabulary';
+import { API_VERSION, listEnvelope, PAGE_SIZE } from '../../domain/envelope';
+import { booleanQuery, listSchema, paginationQuery } from '../../contracts/envelope';
 import { appendAudit } from '../../store/audit';
 import {
   createRunbook,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { userRoleSchema } from '../../domain/roles';
-import { API_VERSION, listEnvelope, listSchema, PAGE_SIZE, paginationQuery } from '../../domain/schemas';
+import { userRoleSchema } from '../../contracts/roles';
+import { API_VERSION, listEnvelope, PAGE_SIZE } from '../../domain/envelope';
+import { listSchema, paginationQuery } from '../../contracts/envelope';
 import { auditTokenChange, createToken, listTokens, revokeToken, type TokenInfo } from '../../store/tokens';
 import { auditSource, forgetToken } from '../auth';
 import { conflict, notFound } from '../errors';

@@ -1,4 +1,3 @@
-import { actionSchema } from '../runbook';
 import { categoryForSignal, type SignalType } from '../vocabulary';
 import { blastRadius, cascadeAnalysis } from './cascade';
 import { factsOf } from './facts';
@@ -13,8 +12,9 @@ import type { AnalysisContext, Insight, SuggestedAction } from './types';
  * The built-in rules analyzer (DESIGN §7): provider `builtin`, model `rules-v1`. The default
  * insight provider and the fallback when the LLM fails, so it has to stand on its own: per
  * signal type a root cause naming the resource, a calibrated confidence, the checks and fixes an
- * SRE would reach for, and suggested actions whose params validate against the runbook action
- * schemas (they can become a generated runbook, DESIGN §8).
+ * SRE would reach for, and suggested actions built to validate against the runbook action
+ * schemas (they can become a generated runbook, DESIGN §8): the unit tests parse every one, and
+ * the activity keeps only those that do (contracts/remediation.ts isRunbookStep).
  *
  * It only reasons over what the caller hands it. Fields with no data behind them (logs, GitOps)
  * stay empty: never invent data.
@@ -60,14 +60,14 @@ function runbookRecommendation(ctx: AnalysisContext): string | undefined {
   return `Matching runbooks: ${names.join(', ')}${ordered.length > 3 ? ` and ${ordered.length - 3} more` : ''}; ${first.name} fits best${sentence ? ` (${sentence})` : ''}.`;
 }
 
-/** Keeps only actions whose params the runbook action schema accepts (a bad suggestion is worse than none). */
-function validActions(actions: SuggestedAction[]): SuggestedAction[] {
+/** Each action once: rules for several findings may suggest the same step. */
+function distinctActions(actions: SuggestedAction[]): SuggestedAction[] {
   const seen = new Set<string>();
   return actions.filter((a) => {
     const key = `${a.action}:${JSON.stringify(a.params)}`;
     if (seen.has(key)) return false;
     seen.add(key);
-    return actionSchema.safeParse({ type: a.action, params: a.params, description: a.description }).success;
+    return true;
   });
 }
 
@@ -107,7 +107,7 @@ export function analyzeWithRules(ctx: AnalysisContext): Insight {
     analysis,
     confidence,
     recommendations,
-    suggestedActions: validActions(result.actions),
+    suggestedActions: distinctActions(result.actions),
     logAnalysis: '',
     gitOpsContext: '',
     cascadeAnalysis: cascade,

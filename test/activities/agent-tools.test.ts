@@ -3,7 +3,7 @@ import { mkdtemp, realpath, rm } from 'fs/promises';
 import { tmpdir } from 'os';
 import path from 'path';
 import { createAgentToolActivities } from '../../activities/agent-tools';
-import { toolDefinitions } from '../../domain/agent-tool-definitions';
+import { toolDefinitions } from '../../contracts/agent-tools';
 import type { ToolCall, ToolCaller, ToolResult } from '../../domain/agent-tools';
 import { parseConfig } from '../../config/env';
 import { saveChatMessage } from '../../store/chat';

@@ -6,7 +6,7 @@ import { createIncidentStageActivities } from '../../activities/incident-stages'
 import { createNotificationSteps } from '../../activities/notifications';
 import { createPostmortemActivities } from '../../activities/postmortem';
 import { parseConfig } from '../../config/env';
-import { runbookSpecSchema } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import type { SignalType } from '../../domain/vocabulary';
 import { SYSTEM_ACTOR } from '../../domain/incident-requests';
 import { PLAN_ABANDONED_RESULT } from '../../domain/remediation';

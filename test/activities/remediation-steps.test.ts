@@ -13,7 +13,6 @@ import {
   HTTP_STEP_FAILED,
   HTTP_STEP_UNAVAILABLE,
   interruptedMessage,
-  scriptStepInput,
   STEP_INTERRUPTED,
   STEP_INVALID_INPUT,
   STEP_KEY_REUSED,
@@ -23,6 +22,7 @@ import {
   type ScriptStepInput,
   type ScriptStepResult,
 } from '../../domain/remediation-steps';
+import { scriptStepInput } from '../../contracts/remediation';
 import { claimStepRun } from '../../store/step-runs';
 import { waitFor } from '../harness/kube';
 import { useMongo } from '../harness/mongo';

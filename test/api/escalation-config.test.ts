@@ -3,12 +3,8 @@ import { tmpdir } from 'os';
 import path from 'path';
 import { connectStore } from '../../cli/services';
 import { ConfigError, parseConfig, type Config } from '../../config/env';
-import {
-  BUILTIN_DEFAULT_POLICY,
-  BUILTIN_NONE_POLICY,
-  escalationFileSchema,
-  type EscalationFile,
-} from '../../domain/escalation-policy';
+import { BUILTIN_DEFAULT_POLICY, BUILTIN_NONE_POLICY } from '../../domain/escalation-policy';
+import { escalationFileSchema, type EscalationFile } from '../../contracts/escalation';
 import {
   getPolicy,
   getSchedule,

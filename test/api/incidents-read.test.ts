@@ -1,4 +1,4 @@
-import { signalSchema } from '../../domain/incident';
+import { signalSchema } from '../../contracts/incidents';
 import { IncidentModel, InsightModel } from '../../store/models';
 import { openOrJoin, updateIncident } from '../../store/incidents';
 import { useApi } from '../harness/api';

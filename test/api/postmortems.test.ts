@@ -1,6 +1,7 @@
 import { createPostmortemActivities } from '../../activities/postmortem';
-import { signalSchema, type SignalInput, type TimelineEvent } from '../../domain/incident';
-import { postmortemReportSchema } from '../../domain/postmortem';
+import { type TimelineEvent } from '../../domain/incident';
+import { signalSchema, type SignalInput } from '../../contracts/incidents';
+import { postmortemReportSchema } from '../../contracts/postmortems';
 import {
   appendTimeline,
   clearDedupEntry,

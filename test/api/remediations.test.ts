@@ -1,5 +1,5 @@
 import { incidentDetail, incidentDetailSchema } from '../../api/views';
-import { signalSchema } from '../../domain/incident';
+import { signalSchema } from '../../contracts/incidents';
 import { createCluster, getClusterWithCounts } from '../../store/clusters';
 import { openOrJoin } from '../../store/incidents';
 import { createPlanOnce, type PlanRecord } from '../../store/remediations';

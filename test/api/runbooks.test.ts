@@ -1,5 +1,6 @@
-import { runbookSpecSchema, type RunbookInput, type RunbookSpec } from '../../domain/runbook';
-import { BUILTIN_RUNBOOKS } from '../../domain/runbook-library';
+import { type RunbookInput, type RunbookSpec } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
+import { BUILTIN_RUNBOOKS } from '../../contracts/runbooks';
 import { RunbookModel } from '../../store/models';
 import { recordRunbookExecution, seedBuiltinRunbooks } from '../../store/runbooks';
 import { BASE_PATH, useApi, type ApiResponse } from '../harness/api';

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { clusterHealthWorkflowId, clusterRegistrationSchema, clusterWatchWorkflowId } from '../../domain/cluster';
+import { clusterHealthWorkflowId, clusterWatchWorkflowId } from '../../domain/cluster';
+import { clusterRegistrationSchema } from '../../contracts/clusters';
 import { ensureClusterWorkflows, registerCluster } from '../../operations/clusters';
 import { AuditRecordModel, ClusterSecretModel } from '../../store/models';
 import { BASE_PATH, type ApiResponse } from '../harness/api';

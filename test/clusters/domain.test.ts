@@ -1,13 +1,12 @@
 import {
   classifyHealth,
   clipClusterText,
-  clusterCredentialsSchema,
-  clusterRegistrationSchema,
   displayServer,
   failureOfStatus,
   localClusterSource,
   serverUrlProblem,
 } from '../../domain/cluster';
+import { clusterCredentialsSchema, clusterRegistrationSchema } from '../../contracts/clusters';
 import { parseConfig } from '../../config/env';
 import { isSecretKey, redact } from '../../domain/redact';
 

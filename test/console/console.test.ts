@@ -1,6 +1,6 @@
 import { readFileSync } from 'fs';
 import type { Page } from 'playwright-core';
-import { runbookSpecSchema } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import { createRunbook } from '../../store/runbooks';
 import { approvalAwaitingDecision } from '../harness/approvals';
 import { accessibilityViolations, ensureConsoleBuilt, PHONE, useBrowser } from '../harness/browser';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'fs';
 import mongoose from 'mongoose';
 import { tmpdir } from 'os';
 import path from 'path';
-import { verifyExportFile } from '../../domain/audit-export';
+import { verifyExportFile } from '../../contracts/audit';
 import { getExportJob } from '../../store/audit-exports';
 import { connectMongo, disconnectMongo } from '../../store/connection';
 import { seedAuditChain } from '../fixtures/audit-chain';

@@ -1,4 +1,5 @@
-import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
+import { type RunbookInput } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import { createRunbook } from '../../store/runbooks';
 import { useGateway } from '../harness/gateway';
 import { useStepReceiver } from '../harness/step-receiver';

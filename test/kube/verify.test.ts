@@ -2,7 +2,8 @@ import { runActivity } from '../harness/activity';
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { ApplicationFailure } from '@temporalio/common';
 import { createKubeVerifyActivities } from '../../activities/kube-verify';
-import type { TargetHealth, VerifyTargetInput } from '../../domain/kube-health';
+import type { TargetHealth } from '../../domain/kube-health';
+import type { VerifyTargetInput } from '../../contracts/kube-actions';
 import { useRegisteredKube } from '../clusters/fixtures';
 import { deploymentManifest, waitFor } from '../harness/kube';
 

@@ -213,10 +213,12 @@ async function main(): Promise<void> {
         // The ladder starts just after the incident's move to Escalated: not found yet is "not yet".
         await gw.eventually(
           async () =>
-            (await gw.client.workflow
-              .getHandle(`${name}-escalation`)
-              .fetchHistory()
-              .catch(() => undefined))?.events ?? [],
+            (
+              await gw.client.workflow
+                .getHandle(`${name}-escalation`)
+                .fetchHistory()
+                .catch(() => undefined)
+            )?.events ?? [],
           (events) => events.some((e) => e.timerStartedEventAttributes),
           60_000,
         );

@@ -18,7 +18,7 @@
  * documents, as MongoDB does.
  */
 import mongoose, { type Model } from 'mongoose';
-import { signalSchema } from '../../domain/incident';
+import { signalSchema } from '../../contracts/incidents';
 import { listApprovals } from '../../store/approvals';
 import { listAudit } from '../../store/audit';
 import { getCluster, listClusters } from '../../store/clusters';

@@ -1,4 +1,4 @@
-import { signalSchema } from '../../domain/incident';
+import { signalSchema } from '../../contracts/incidents';
 import { RELATED_POSTMORTEMS } from '../../domain/postmortem';
 import { clearDedupEntry, openOrJoin, setPostmortemRef, updateIncident } from '../../store/incidents';
 import { trendingIncidents } from '../../store/postmortems';

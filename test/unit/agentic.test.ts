@@ -5,13 +5,12 @@ import {
   AGENTIC_TOOL_NAMES,
   AGENTIC_UNAVAILABLE,
   agenticMessages,
-  agenticToolArgs,
   agenticToolDefinitions,
   clipObservation,
-  parseDecision,
   type AgenticDecideInput,
 } from '../../domain/agentic';
-import { actionSchema } from '../../domain/runbook';
+import { agenticToolArgs, parseDecision } from '../../contracts/agentic';
+import { actionSchema } from '../../contracts/runbooks';
 
 const incident: AgenticDecideInput['incident'] = {
   name: 'INC-20261123-001',

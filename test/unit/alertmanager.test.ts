@@ -2,16 +2,19 @@ import {
   ALERTMANAGER_ZERO_TIME,
   DEFAULT_ALERTNAME_MAP,
   NO_RESOURCE_LABEL_REASON,
-  alertmanagerAlertSchema,
-  alertmanagerPayloadSchema,
   mapAlert,
   severityFromLabel,
   signalTypeForAlertname,
   type AlertmanagerAlert,
+} from '../../domain/alertmanager';
+import {
+  alertmanagerAlertSchema,
+  alertmanagerPayloadSchema,
   type AlertmanagerAlertInput,
   type AlertmanagerPayloadInput,
-} from '../../domain/alertmanager';
-import { resourceKey, signalSchema } from '../../domain/incident';
+} from '../../contracts/alertmanager';
+import { resourceKey } from '../../domain/incident';
+import { signalSchema } from '../../contracts/incidents';
 import { SIGNAL_TYPES, type Severity, type SignalType } from '../../domain/vocabulary';
 
 /** A webhook body as Alertmanager 0.27 sends it for a kube-prometheus group (one firing, one resolved). */

@@ -5,7 +5,7 @@ import {
   type AnalysisContext,
   type Insight,
 } from '../../domain/analyzer';
-import { actionSchema } from '../../domain/runbook';
+import { actionSchema } from '../../contracts/runbooks';
 import { RESOURCE_KINDS, SIGNAL_TYPES, type SignalType } from '../../domain/vocabulary';
 
 const DETECTED = new Date('2024-05-14T09:20:00Z');

@@ -9,10 +9,10 @@ import {
   jsonRecord,
   jsonTail,
   nextDigest,
-  verifyExportFile,
   type ExportFilter,
   type ExportRecord,
 } from '../../domain/audit-export';
+import { verifyExportFile } from '../../contracts/audit';
 
 const KEY = 'unit-audit-key-0123456789abcdef0123456789';
 

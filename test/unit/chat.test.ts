@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { extractSendDirectives, truncateReply } from '../../domain/chat';
-import { parseInbound } from '../../domain/chat-inbound';
+import { parseInbound } from '../../contracts/chat-inbound';
 import { parseConfig } from '../../config/env';
 import { BACKOFF_CAP_MS, parseRetryAfter, retryDelayMs, RETRY_AFTER_CAP_MS } from '../../domain/delivery';
 import { secretMatcher, signWebhook, verifyWebhook } from '../../domain/webhook-signature';

@@ -6,15 +6,17 @@ import { ConfigError } from '../../config/env';
 import {
   BUILTIN_DEFAULT_POLICY,
   choosePolicy,
-  describeIssues,
   describeTarget,
-  escalationFileSchema,
-  escalationPolicySchema,
   ladderOf,
   nextRung,
   type EscalationPolicy,
-  type EscalationPolicyInput,
 } from '../../domain/escalation-policy';
+import {
+  describeIssues,
+  escalationFileSchema,
+  escalationPolicySchema,
+  type EscalationPolicyInput,
+} from '../../contracts/escalation';
 
 const ROUTING_KEY = 'R0uT1nGkEy0123456789abcdef012345';
 const SLACK_URL = 'https://hooks.slack.com/services/T000/B000/sEcReTtOkEn';

@@ -1,4 +1,4 @@
-import { signalSchema } from '../../domain/incident';
+import { signalSchema } from '../../contracts/incidents';
 import { detectionEvent, newIncidentRecord, recoveredIncidentRecord } from '../../domain/incident-record';
 
 const at = new Date('2026-03-01T10:00:00Z');

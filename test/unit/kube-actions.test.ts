@@ -1,23 +1,25 @@
 import {
   actionParams,
-  adjustResourcesInput,
   canonicalJson,
   classifyKubeError,
-  deletePodInput,
   KUBE_ACTION_ACTIVITY_OPTIONS,
   KUBE_ERROR_TYPES,
   KUBE_NON_RETRYABLE_ERROR_TYPES,
-  kubeGetResourceInput,
-  kubeLogTailInput,
   MAX_REPLICAS,
   mergeResources,
   parseRevision,
   pickRollbackRevision,
+  tailBytes,
+} from '../../domain/kube-actions';
+import {
+  adjustResourcesInput,
+  deletePodInput,
+  kubeGetResourceInput,
+  kubeLogTailInput,
   restartDeploymentInput,
   rollbackDeploymentInput,
   scaleDeploymentInput,
-  tailBytes,
-} from '../../domain/kube-actions';
+} from '../../contracts/kube-actions';
 
 const base = { key: 'RP-20261123-001/0', cluster: 'prod', namespace: 'payments' };
 const target = { kind: 'Deployment', namespace: 'payments', name: 'api', cluster: 'prod' };

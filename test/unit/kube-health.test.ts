@@ -1,10 +1,5 @@
-import {
-  deploymentHealth,
-  MAX_SEEN_PROBLEMS,
-  verifyTargetInput,
-  type DeploymentFacts,
-  type PodFacts,
-} from '../../domain/kube-health';
+import { deploymentHealth, MAX_SEEN_PROBLEMS, type DeploymentFacts, type PodFacts } from '../../domain/kube-health';
+import { verifyTargetInput } from '../../contracts/kube-actions';
 
 const since = new Date('2026-03-01T10:00:00.500Z');
 const before = '2026-03-01T09:59:00Z';

@@ -1,4 +1,5 @@
-import { resourceKey, signalSchema } from '../../domain/incident';
+import { resourceKey } from '../../domain/incident';
+import { signalSchema } from '../../contracts/incidents';
 import { nodeWorkload, parseWorkloadKey, podWorkload, workloadKey, type KubeMeta } from '../../domain/kube-owners';
 import {
   deploymentFailure,
@@ -10,7 +11,8 @@ import {
   type ContainerStatus,
   type PodLike,
 } from '../../domain/kube-signals';
-import { FailureTracker, watchCheckpointSchema, type WatchAction } from '../../domain/kube-watch-state';
+import { FailureTracker, type WatchAction } from '../../domain/kube-watch-state';
+import { watchCheckpointSchema } from '../../contracts/kube-watch';
 
 const NOW = Date.parse('2026-11-23T12:00:00Z');
 const ago = (ms: number) => new Date(NOW - ms).toISOString();

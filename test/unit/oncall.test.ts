@@ -1,9 +1,5 @@
-import {
-  maintenanceWindowSchema,
-  onCallScheduleSchema,
-  type MaintenanceWindow,
-  type OnCallSchedule,
-} from '../../domain/escalation-policy';
+import { type MaintenanceWindow, type OnCallSchedule } from '../../domain/escalation-policy';
+import { maintenanceWindowSchema, onCallScheduleSchema } from '../../contracts/escalation';
 import { activeMaintenance, onCallAt } from '../../domain/oncall';
 
 const H = 60 * 60 * 1000;

@@ -5,9 +5,6 @@ import {
   buildPostmortemReport,
   cascadeChain,
   dueDate,
-  postmortemFeedbackSchema,
-  postmortemReportSchema,
-  postmortemReviewSchema,
   ROOT_CAUSE_CATEGORIES,
   rootCauseCategory,
   summarizeTrending,
@@ -15,6 +12,7 @@ import {
   type PostmortemInsight,
   type RelatedIncident,
 } from '../../domain/postmortem';
+import { postmortemFeedbackSchema, postmortemReportSchema, postmortemReviewSchema } from '../../contracts/postmortems';
 
 const T0 = new Date('2025-03-10T09:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);

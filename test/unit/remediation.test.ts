@@ -2,14 +2,15 @@ import {
   approvalNeed,
   chooseStrategy,
   planRisk,
-  renderSteps,
   strategyText,
   templateVars,
   type RemediationOptions,
   type Strategy,
 } from '../../domain/remediation';
+import { renderSteps } from '../../contracts/remediation';
 import { publicStep } from '../../domain/remediation-plan';
-import { actionSchema, type RunbookAction } from '../../domain/runbook';
+import { type RunbookAction } from '../../domain/runbook';
+import { actionSchema } from '../../contracts/runbooks';
 
 const options = (over: Partial<RemediationOptions> = {}): RemediationOptions => ({
   maxAttempts: 3,

@@ -1,4 +1,4 @@
-import { BUILTIN_RUNBOOKS } from '../../domain/runbook-library';
+import { BUILTIN_RUNBOOKS } from '../../contracts/runbooks';
 import { matchRunbooks, type RunbookCandidate } from '../../domain/runbook-match';
 
 const rb = (name: string, over: Partial<RunbookCandidate> = {}): RunbookCandidate => ({

@@ -1,12 +1,6 @@
 import { z } from 'zod';
-import {
-  ACTION_TYPES,
-  SEMVER_RE,
-  actionSchema,
-  runbookSpecSchema,
-  runbookUpdateSchema,
-  type RunbookInput,
-} from '../../domain/runbook';
+import { ACTION_TYPES, SEMVER_RE, type RunbookInput } from '../../domain/runbook';
+import { actionSchema, runbookSpecSchema, runbookUpdateSchema } from '../../contracts/runbooks';
 import {
   RUNBOOK_CATEGORIES,
   SIGNAL_TYPES,
@@ -14,7 +8,7 @@ import {
   type RunbookCategory,
   type SignalType,
 } from '../../domain/vocabulary';
-import { BUILTIN_RUNBOOKS } from '../../domain/runbook-library';
+import { BUILTIN_RUNBOOKS } from '../../contracts/runbooks';
 
 /** A minimal valid spec; each invalid case changes one thing. */
 function spec(overrides: Record<string, unknown> = {}): RunbookInput {

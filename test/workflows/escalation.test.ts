@@ -1,4 +1,4 @@
-import { runbookSpecSchema } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import { createRunbook, deleteRunbook } from '../../store/runbooks';
 import { deliveriesOf } from '../../store/notification-deliveries';
 import { ladderStateQuery } from '../../workflows/escalation-messages';

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import mongoose from 'mongoose';
-import { resourceKey, signalSchema } from '../../domain/incident';
+import { resourceKey } from '../../domain/incident';
+import { signalSchema } from '../../contracts/incidents';
 import { useApi } from '../harness/api';
 import { freePort } from '../harness/ports';
 import { useStack } from '../harness/stack';

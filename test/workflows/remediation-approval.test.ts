@@ -1,4 +1,5 @@
-import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
+import { type RunbookInput } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import type { UserRole } from '../../domain/roles';
 import { createRunbook } from '../../store/runbooks';
 import { APPROVAL_STATUS, INCIDENT, REMEDIATION_STATE } from '../../workflows/search-attributes';

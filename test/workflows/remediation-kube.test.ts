@@ -4,7 +4,7 @@ import path from 'node:path';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { clusterWatchWorkflowId } from '../../domain/cluster';
-import { runbookSpecSchema } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import { createRunbook } from '../../store/runbooks';
 import { clusterWatchWorkflow } from '../../workflows/cluster-watch';
 import { REMEDIATION_STATE } from '../../workflows/search-attributes';

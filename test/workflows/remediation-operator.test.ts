@@ -1,4 +1,4 @@
-import { runbookSpecSchema } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import { createRunbook } from '../../store/runbooks';
 import { approvalAwaitingDecision } from '../harness/approvals';
 import { useStack } from '../harness/stack';

@@ -1,4 +1,5 @@
-import { runbookSpecSchema, type RunbookInput } from '../../domain/runbook';
+import { type RunbookInput } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import { createRunbook, deleteRunbook } from '../../store/runbooks';
 import { REMEDIATION_STATE } from '../../workflows/search-attributes';
 import { incidentStates, localActivityMarkers, planRecordActivities, remediationStates } from '../harness/history';

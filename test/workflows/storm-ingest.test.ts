@@ -1,6 +1,7 @@
 import mongoose from 'mongoose';
 import { firingAlert } from '../../bench/fixtures';
-import { resourceKey, signalSchema } from '../../domain/incident';
+import { resourceKey } from '../../domain/incident';
+import { signalSchema } from '../../contracts/incidents';
 import { reconcileSignalInbox } from '../../operations/reconcile';
 import { enqueueSignals } from '../../store/signal-inbox';
 import { useStack } from '../harness/stack';

@@ -1,5 +1,5 @@
 import type { Activities } from '../../activities';
-import { runbookSpecSchema } from '../../domain/runbook';
+import { runbookSpecSchema } from '../../contracts/runbooks';
 import { createRunbook } from '../../store/runbooks';
 import { useStack } from '../harness/stack';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeZodError } from './errors';
+import { describeZodError } from './envelope';
 
 /**
  * Validation of an inbound webhook message (spec webhook-channel.md, "Inbound message").

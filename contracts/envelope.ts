@@ -1,10 +1,10 @@
-import { z } from 'zod';
+import { z, type ZodError } from 'zod';
+import { API_VERSION } from '../domain/envelope';
 
 /**
  * Shapes shared by every API resource (DESIGN §4): list envelope, pagination and filters.
  * Query values arrive as strings, so numbers and booleans are parsed strictly here.
  */
-export const API_VERSION = 'v1' as const;
 
 export function paginationQuery(max: number, defaultSize: number) {
   return z.object({
@@ -12,8 +12,6 @@ export function paginationQuery(max: number, defaultSize: number) {
     pageSize: z.coerce.number().int().min(1).max(max).default(defaultSize),
   });
 }
-export const PAGE_SIZE = { default: 20, max: 100 } as const;
-export const AUDIT_PAGE_SIZE = { default: 50, max: 200 } as const;
 
 export const booleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');
 export const timestampQuery = z
@@ -36,12 +34,13 @@ export function listSchema<T extends z.ZodTypeAny>(kind: string, item: T) {
   });
 }
 
-export function listEnvelope<T>(kind: string, items: T[], totalCount: number, page: number, pageSize: number) {
-  return { apiVersion: API_VERSION, kind, metadata: { totalCount, page, pageSize }, items };
-}
-
 export const errorSchema = z.object({
   apiVersion: z.literal(API_VERSION),
   kind: z.literal('Error'),
   error: z.object({ code: z.number().int(), message: z.string(), details: z.string() }),
 });
+
+/** `query.pageSize: Number must be less than or equal to 100; body.name: Required` */
+export function describeZodError(error: ZodError, where: string): string {
+  return error.issues.map((issue) => `${[where, ...issue.path].join('.')}: ${issue.message}`).join('; ');
+}
