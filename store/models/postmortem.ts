@@ -31,7 +31,7 @@ const postmortemSchema = new Schema(
     closedAt: Date,
     notes: String,
     createdAt: { type: Date, required: true },
-    /** The report as generated (see domain/postmortem.ts postmortemReportSchema). */
+    /** The report as generated (see contracts/postmortems.ts postmortemReportSchema). */
     report: { type: Schema.Types.Mixed, required: true },
     feedback: { type: feedbackSchema, required: false },
   },

@@ -3,7 +3,7 @@ import { ACTION_TYPES } from '../../domain/runbook';
 import { RESOURCE_KINDS, RUNBOOK_CATEGORIES, SEVERITIES, SIGNAL_TYPES } from '../../domain/vocabulary';
 
 /**
- * Runbooks (collection `runbooks`, unique `name`). The shape is validated by domain/runbook.ts
+ * Runbooks (collection `runbooks`, unique `name`). The shape is validated by contracts/runbooks.ts
  * before it gets here; this schema only types the stored fields. Timestamps are set by
  * store/runbooks.ts (not Mongoose `timestamps`), so re-seeding a built-in never touches it.
  */
