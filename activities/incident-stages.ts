@@ -181,8 +181,7 @@ export function createIncidentStageActivities(
 
     /**
      * The close of a resolved incident: with `resolve`, the resolve the workflow decided itself
-     * first (a verified plan's, or the source's it deferred: since release-30, not an activity of
-     * its own), then the signals queued up to now, its postmortem, then those
+     * first (a verified plan's, or the source's it deferred), then the signals queued up to now, its postmortem, then those
      * queued while it was written (an acknowledged alert is never dropped). Signals recorded from
      * `firstIndex` on; returns how many. How many its drains recorded travels in the heartbeat,
      * so an attempt after a failed one (the postmortem's write, say) goes on counting from there:

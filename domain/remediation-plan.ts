@@ -34,8 +34,8 @@ export interface PreparedPlan {
   /** Set when the plan cannot start (a missing template parameter): it is already Failed. */
   problem?: string;
   /**
-   * Its record was made `Executing`, its first move (plans are made so since release-28): its
-   * workflow does not write that state again. Absent from plans made before.
+   * Its record was made `Executing`, its first move (a plan that needs no approval): the
+   * workflow does not write that state again.
    */
   recordedExecuting?: boolean;
   riskScore: number;

@@ -1,3 +1,8 @@
+/**
+ * One inbound message, end to end (workflow id = message id): fetch URL media, transcribe
+ * voice, run the agent, and post notice → progress → final to the callback URL in order.
+ * Returns the turn for the chat's context. Never fails: every problem becomes an error reply.
+ */
 import { ActivityFailure, ApplicationFailure, proxyActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { AgentLlmActivities } from '../activities/agent-llm';
 import type { AgentToolActivities } from '../activities/agent-tools';
@@ -65,11 +70,6 @@ interface Outcome {
   image?: ReplyImage;
 }
 
-/**
- * One inbound message, end to end (workflow id = message id): fetch URL media, transcribe
- * voice, run the agent, and post notice → progress → final to the callback URL in order.
- * Returns the turn for the chat's context. Never fails: every problem becomes an error reply.
- */
 export async function agentTurnWorkflow(input: AgentTurnInput): Promise<ChatTurn> {
   const startedAt = Date.now();
   const outbox = new Outbox(input.messageId, input.chatId, startedAt);

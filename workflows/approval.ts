@@ -1,3 +1,9 @@
+/**
+ * One approval (DESIGN §8), workflow id = its name `APR-…`: announced on the timeline and in the
+ * chat home channel, then waits for a decision (the `decide` update, whose validator answers
+ * 403/409 synchronously) or its expiry on a durable timer. Cancelled — the incident was resolved
+ * by a person — it ends `expired` with the reason `incident resolved`.
+ */
 import {
   ApplicationFailure,
   CancellationScope,
@@ -26,14 +32,8 @@ import { APPROVAL_STATUS, INCIDENT, NAMESPACE } from './search-attributes';
 import { STORE_CALL_OPTIONS } from './store-options';
 
 /** Store writes: quick and idempotent, retried without a cap (a MongoDB outage delays, never fails). */
-const acts = proxyActivities<ApprovalActivities>(STORE_CALL_OPTIONS);
+const approvalStore = proxyActivities<ApprovalActivities>(STORE_CALL_OPTIONS);
 
-/**
- * One approval (DESIGN §8), workflow id = its name `APR-…`: announced on the timeline and in the
- * chat home channel, then waits for a decision (the `decide` update, whose validator answers
- * 403/409 synchronously) or its expiry on a durable timer. Cancelled — the incident was resolved
- * by a person — it ends `expired` with the reason `incident resolved`.
- */
 export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<ApprovalOutcome> {
   let status: ApprovalStatus = 'pending';
   let decided: { by: string; at: string; comment?: string } | undefined;
@@ -53,7 +53,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       decided = { by: request.actor.user, at: new Date().toISOString(), comment: request.comment };
       publish();
       // Persisted before the update returns: the API answers from the store (read-your-writes).
-      await acts.recordApprovalDecision({
+      await approvalStore.recordApprovalDecision({
         name: input.name,
         status,
         actor: request.actor,
@@ -84,7 +84,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   const expire = async (reason: string): Promise<ApprovalOutcome> => {
     status = 'expired';
     publish();
-    await acts.expireApproval({ name: input.name, at: new Date().toISOString(), reason });
+    await approvalStore.expireApproval({ name: input.name, at: new Date().toISOString(), reason });
     await settled();
     return { status: 'expired', reason };
   };
@@ -105,8 +105,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   };
 
   try {
-    await acts.announceApproval({ name: input.name });
-    const text = await acts.approvalNotice({ name: input.name });
+    await approvalStore.announceApproval({ name: input.name });
+    const text = await approvalStore.approvalNotice({ name: input.name });
     paged = await notes.levelEndpoints({ incident: input.incident, level: 0, why: `approval ${input.name}` });
     for (const endpoint of paged)
       queue.send(endpoint, {

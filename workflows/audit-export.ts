@@ -1,3 +1,9 @@
+/**
+ * One asynchronous audit export (DESIGN §9), workflow id = job id: writes the file to GridFS
+ * (completed, or failed with the reason), keeps it for `ttlMs` from the workflow's start, then
+ * deletes it. Measured on the workflow's own clock: the API's clock may differ from the Temporal
+ * server's (the API refuses the download from `expiresAt` on its own clock anyway).
+ */
 import { proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { AuditExportActivities } from '../activities/audit-export';
 import { failureText } from './failure-text';
@@ -26,12 +32,6 @@ export interface AuditExportInput {
   ttlMs: number;
 }
 
-/**
- * One asynchronous audit export (DESIGN §9), workflow id = job id: writes the file to GridFS
- * (completed, or failed with the reason), keeps it for `ttlMs` from the workflow's start, then
- * deletes it. Measured on the workflow's own clock: the API's clock may differ from the Temporal
- * server's (the API refuses the download from `expiresAt` on its own clock anyway).
- */
 export async function auditExportWorkflow(input: AuditExportInput): Promise<void> {
   try {
     await writeAuditExport({ jobId: input.jobId });

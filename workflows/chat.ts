@@ -1,3 +1,8 @@
+/**
+ * One conversation (workflow id `chat-<chat_id>`, DESIGN §10): messages queue in arrival order
+ * and run one at a time as agent-turn child workflows (id = message id), each seeing the last
+ * CONTEXT_TURNS turns. One at a time is what keeps replies, and their callbacks, in order.
+ */
 import {
   allHandlersFinished,
   condition,
@@ -13,15 +18,10 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@te
 import type { ChatActivities } from '../activities/chat';
 import { CONTEXT_TURNS, type ChatTurn } from '../domain/chat';
 import { agentTurnWorkflow } from './agent-turn';
-import {
-  chatMessagesSignal,
-  chatStateQuery,
-  type ChatWorkflowInput,
-  type QueuedMessage,
-} from './chat-messages';
+import { chatMessagesSignal, chatStateQuery, type ChatWorkflowInput, type QueuedMessage } from './chat-messages';
 import { STORE_CALL_OPTIONS } from './store-options';
 
-const acts = proxyActivities<ChatActivities>(STORE_CALL_OPTIONS);
+const chatStore = proxyActivities<ChatActivities>(STORE_CALL_OPTIONS);
 
 /** A chat that stays quiet this long completes; its next message starts a fresh run. */
 const IDLE_TIMEOUT = '1h';
@@ -30,11 +30,6 @@ const TURNS_PER_RUN = 100;
 /** Message ids remembered to drop a duplicate signal (the gateway's sweeper may resend). */
 const RECENT_IDS = 200;
 
-/**
- * One conversation (workflow id `chat-<chat_id>`, DESIGN §10): messages queue in arrival order
- * and run one at a time as agent-turn child workflows (id = message id), each seeing the last
- * CONTEXT_TURNS turns. One at a time is what keeps replies, and their callbacks, in order.
- */
 export async function chatWorkflow(input: ChatWorkflowInput): Promise<void> {
   const pending: QueuedMessage[] = input.carried?.pending ?? [];
   const recent: string[] = input.carried?.recent ?? [];
@@ -52,7 +47,7 @@ export async function chatWorkflow(input: ChatWorkflowInput): Promise<void> {
   setHandler(chatStateQuery, () => ({ queued: pending.length, turns, ...(current && { current }) }));
 
   const history: ChatTurn[] =
-    input.carried?.history ?? (await acts.loadChatHistory({ chatId: input.chatId, limit: CONTEXT_TURNS }));
+    input.carried?.history ?? (await chatStore.loadChatHistory({ chatId: input.chatId, limit: CONTEXT_TURNS }));
 
   for (;;) {
     if (!(await condition(() => pending.length > 0, IDLE_TIMEOUT))) return;

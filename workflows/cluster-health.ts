@@ -1,3 +1,8 @@
+/**
+ * Health of one cluster, for as long as it is registered: a check every 30 s (durable timer),
+ * continue-as-new every `checksPerRun` checks. Phase changes are logged (Unreachable → Connected
+ * is how a recovery shows). Ends when the cluster is no longer registered; cancelled on delete.
+ */
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -44,11 +49,6 @@ const CHECKS_PER_RUN = 100;
 export const activityFailedWith = (err: unknown, type: string): boolean =>
   err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === type;
 
-/**
- * Health of one cluster, for as long as it is registered: a check every 30 s (durable timer),
- * continue-as-new every `checksPerRun` checks. Phase changes are logged (Unreachable → Connected
- * is how a recovery shows). Ends when the cluster is no longer registered; cancelled on delete.
- */
 export async function clusterHealthWorkflow(input: ClusterHealthInput): Promise<void> {
   const intervalMs = input.intervalMs ?? CLUSTER_HEALTH_INTERVAL_MS;
   const checksPerRun = input.checksPerRun ?? CHECKS_PER_RUN;

@@ -1,3 +1,11 @@
+/**
+ * The watcher of one registered cluster (id `cluster-watch-<name>`, started by the cluster's
+ * registration, cancelled by its deletion). The watch itself is a long-running activity that
+ * heartbeats its checkpoint: a worker that dies hands it to another worker, which relists the
+ * cluster and diffs it against that checkpoint (and ingestion's record). Each round returns the
+ * checkpoint, the next round starts from it, and the history is renewed (continue-as-new) every
+ * few rounds. The workflow carries the cluster's name and the checkpoint only, never credentials.
+ */
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -12,14 +20,7 @@ import type { KubeWatchActivities } from '../activities/kube-watch';
 import type { WatchCheckpoint } from '../domain/kube-watch-state';
 import { PATIENT_RETRY } from './store-options';
 
-/**
- * The watcher of one registered cluster (id `cluster-watch-<name>`, started by the cluster's
- * registration, cancelled by its deletion). The watch itself is a long-running activity that
- * heartbeats its checkpoint: a worker that dies hands it to another worker, which relists the
- * cluster and diffs it against that checkpoint (and ingestion's record). Each round returns the
- * checkpoint, the next round starts from it, and the history is renewed (continue-as-new) every
- * few rounds. The workflow carries the cluster's name and the checkpoint only, never credentials.
- */
+/** One round of watching: the activity that lists and watches the cluster. */
 const { watchCluster } = proxyActivities<KubeWatchActivities>({
   // A round watches 15 min by default; the heartbeat timeout notices a dead worker long before.
   startToCloseTimeout: '1h',

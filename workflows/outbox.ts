@@ -43,10 +43,10 @@ export class Outbox {
       text: truncateReply(text),
       ...(opts.image && { image: opts.image }),
     };
-    const acts = kind === 'notice' || kind === 'progress' ? bestEffort : reliable;
+    const delivery = kind === 'notice' || kind === 'progress' ? bestEffort : reliable;
     this.chain = this.chain.then(async () => {
       try {
-        await acts.deliverCallback(request);
+        await delivery.deliverCallback(request);
       } catch (err) {
         // Out of time or tries: the delivery record keeps the last error for `gateway status`.
         log.warn('callback given up', { webhookId: `${this.messageId}.${request.seq}`, err });

@@ -10,7 +10,7 @@ export const SEVERITY = defineSearchAttributeKey('FoghornSeverity', SearchAttrib
 export const NAMESPACE = defineSearchAttributeKey('FoghornNamespace', SearchAttributeType.KEYWORD);
 export const RESOURCE = defineSearchAttributeKey('FoghornResource', SearchAttributeType.KEYWORD);
 
-/** A plan's state, set by the incident workflow it runs in (by plan workflows `RP-…` before release-32): `FoghornRemediationState = "Executing"`. */
+/** A plan's state, set by the incident workflow it runs in: `FoghornRemediationState = "Executing"`. */
 export const REMEDIATION_STATE = defineSearchAttributeKey('FoghornRemediationState', SearchAttributeType.KEYWORD);
 /** Set by approval workflows (`APR-…`): `FoghornApprovalStatus = "pending"`. */
 export const APPROVAL_STATUS = defineSearchAttributeKey('FoghornApprovalStatus', SearchAttributeType.KEYWORD);

@@ -29,7 +29,7 @@ import { FINAL_PLAN_STATES } from '../../domain/remediation';
  * 2. Killed while a plan waits for its approval: the approval still expires on time (a durable
  *    timer), the incident is escalated, and no step ran.
  * 3. Killed three times while operators acknowledge, snooze and resolve, and alerts join, the
- *    incidents whose plans run in their workflows (release-32) with local activities: every
+ *    incidents whose plans run in their workflows: every
  *    incident settles, and every history replays without a nondeterminism error.
  */
 

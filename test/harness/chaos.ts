@@ -23,7 +23,7 @@ import { useStepReceiver } from './step-receiver';
  * acknowledged alert and every accepted chat message is accounted for. The incidents remediate
  * first: an automated runbook's HttpRequest step calls a real listener, and an alert that joins
  * during its verification window fails it, so plans run, fail and run again (each attempt inside
- * the incident's workflow, release-32) until one holds or the incident escalates, and kills land
+ * the incident's workflow) until one holds or the incident escalates, and kills land
  * among them; once the runbook's circuit breaker asks a person first, an operator approves.
  * Shared by test/e2e/crash-dev.test.ts and crash-split.test.ts (a few kills) and bench/chaos.ts
  * (many, with figures).

@@ -146,7 +146,7 @@ async function main(): Promise<void> {
       await gw.client.workflow.getHandle(fixed).result();
       const [plan] = (await get(`/remediations?incident=${fixed}`)).body.items;
       await save(gw.client, label, fixed, 'incident-remediated');
-      // Since release-32 the plan runs in the incident's workflow: no history of its own.
+      // The plan runs in the incident's workflow: no history of its own.
       if (await exists(gw.client, plan.name)) await save(gw.client, label, plan.name, 'remediation-completed');
 
       const waiting = await remediate('Deployment/feed', 'HighLatency');

@@ -6,8 +6,8 @@ import { scheduledActivities } from '../harness/history';
 import { useStack } from '../harness/stack';
 
 /**
- * A new incident's run looks into its signal inbox in its triage's activity (workflows/incident.ts,
- * release-24: `drainAndTriage`), against the real worker, store and time-skipping server: what
+ * A new incident's run looks into its signal inbox in its triage's activity
+ * (workflows/incident/triage.ts: `drainAndTriage`), against the real worker, store and time-skipping server: what
  * waited before the run began is recorded by the triage, what is told after the triage's last look is
  * recorded after it, each signal once and with its own index (the looks while a slow analysis
  * runs: test/activities/incident-stages.test.ts).

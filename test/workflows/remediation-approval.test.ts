@@ -148,7 +148,7 @@ describe('remediation plans that need an approval', () => {
 
     const aprAttrs = (await s.client.workflow.getHandle(aprName).describe()).typedSearchAttributes;
     expect(aprAttrs.get(APPROVAL_STATUS)).toBe('pending');
-    // The plan runs in its incident's workflow (release-32), which says its state.
+    // The plan runs in its incident's workflow, which says its state.
     const rpAttrs = (await s.client.workflow.getHandle(incident).describe()).typedSearchAttributes;
     expect(rpAttrs.get(REMEDIATION_STATE)).toBe('Pending');
     expect(rpAttrs.get(INCIDENT)).toBe(incident);

@@ -4,7 +4,7 @@ import { useStack } from '../harness/stack';
 import { useStepReceiver } from '../harness/step-receiver';
 
 /**
- * Since release-32 a plan runs in its incident's workflow. An operator must not wait for a slow
+ * A plan runs in its incident's workflow. An operator must not wait for a slow
  * service the plan calls: an acknowledge and a snooze sent while an HttpRequest step waits for
  * its answer are answered at once, and the plan then finishes with its step recorded once. (As a
  * local activity, the step kept the incident's workflow task open: each of the updates' round

@@ -158,7 +158,7 @@ it('a pod labelled to fail: restart, healthy new pods, verified, Resolved by sys
   expect(report.remediationApplied.runbook).toBe('crashloop-restart');
   expect(report.remediationApplied.steps[0]).toMatch(/^RestartDeployment /);
   expect(report.remediationApplied.result).toMatch(new RegExp(`^${plan.name} Completed`));
-  // The plan ran in the incident's workflow (release-32), which says its state.
+  // The plan ran in the incident's workflow, which says its state.
   const described = await s.client.workflow.getHandle(name).describe();
   expect(described.typedSearchAttributes.get(REMEDIATION_STATE)).toBe('Completed');
 });

@@ -6,10 +6,10 @@ import { createGatedRunbook } from '../fixtures/runbooks';
 /**
  * An alert that clears at source as its plan starts (issue 10 §4 and the hardening issue's
  * "nothing accepted is lost"): the resolution lands while the plan is made, starting, or asking
- * for its approval, and each must end the same way. On the dev server, in real time. (Before
- * release-32 the plan was a child workflow, which a real server starts in a task of its own: a
- * signal sent before that task ran was dropped, and the plan waited for its approval until it
- * expired; the replay histories keep that path.)
+ * for its approval, and each must end the same way. On the dev server, in real time. The plan
+ * runs in the incident's run and is told through a variable: a child workflow, which a real
+ * server starts in a task of its own, would drop a signal sent before that task ran, and the
+ * plan would wait for its approval until it expired.
  */
 
 jest.setTimeout(180_000);
@@ -71,7 +71,7 @@ it.each(['resolver-a', 'resolver-b', 'resolver-c'])(
     const pending = (await get('/approvals?status=pending')).body.items;
     expect(pending.filter((a: Json) => a.incident === incident)).toEqual([]);
     expect(receiver.received.map((r) => r.url)).not.toContain(`/gated/${deployment}`);
-    // The plan ran in the incident's run (release-32) and was told by a variable: no child
+    // The plan ran in the incident's run and was told by a variable: no child
     // workflow, no signal for the server to drop.
     const events = (await s.client.workflow.getHandle(incident).fetchHistory()).events ?? [];
     const children = events.flatMap(

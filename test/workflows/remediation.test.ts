@@ -72,7 +72,7 @@ async function untilState(name: string, state: string) {
 const timeline = async (name: string): Promise<Json[]> => (await get(`/incidents/${name}/timeline`)).body.events;
 const plans = async (name: string): Promise<Json[]> => (await get(`/remediations?incident=${name}`)).body.items;
 /**
- * The history a plan ran in (its incident's, since release-32), and each HttpRequest step's
+ * The history a plan ran in (its incident's), and each HttpRequest step's
  * activity, in order: the attempt its task started with (the server records a retried
  * activity's last attempt only), and how long after its scheduling that attempt started, in
  * the server's time (which time skipping advances over a retry's delay).
@@ -175,7 +175,7 @@ describe('runbook remediation without a cluster', () => {
       result: expect.stringContaining('Completed'),
     });
 
-    // The plan ran in its incident's workflow (release-32): no workflow of its own, its state
+    // The plan ran in its incident's workflow: no workflow of its own, its state
     // said in the incident's search attributes.
     expect(
       await s.client.workflow
@@ -187,8 +187,8 @@ describe('runbook remediation without a cluster', () => {
     expect(described.typedSearchAttributes.get(REMEDIATION_STATE)).toBe('Completed');
 
     // The HttpRequest step ran as an activity (in the incident's run, a slow service must not
-    // hold up its workflow task), and so did its bookkeeping (release-35: a local activity's
-    // result can reach the run later than its marker says, which replays out of order).
+    // hold up its workflow task), and so did its bookkeeping (a local activity's result can
+    // reach the run later than its marker says, which replays out of order).
     const { events: history, httpSteps } = await planHistory(name);
     expect(httpSteps.map((h) => h.attempt)).toEqual([1]);
     expect(history.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toBe(false);
@@ -318,7 +318,7 @@ describe('secrets in HttpRequest steps', () => {
     expect(received.find((r) => r.url === '/authed')?.body).toBe('payload'); // read from the plan record
 
     const seen: string[] = [];
-    const history = await s.client.workflow.getHandle(name).fetchHistory(); // the plan's too (release-32)
+    const history = await s.client.workflow.getHandle(name).fetchHistory(); // the plan's too
     seen.push(
       JSON.stringify(history.events, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v)),
     );

@@ -12,7 +12,12 @@ export async function notifyRung(run: LadderRun, first = false, read?: Endpoint[
   publish(run, `L${level + 1}`);
   const endpoints =
     read ??
-    (await notes.levelEndpoints({ incident: input.incident, policy: input.ladder.policy, level, why: `L${level + 1}` }));
+    (await notes.levelEndpoints({
+      incident: input.incident,
+      policy: input.ladder.policy,
+      level,
+      why: `L${level + 1}`,
+    }));
   if (run.resolved || (!first && run.acknowledged)) return; // it landed while the targets were read
   for (const endpoint of endpoints) {
     run.queue.send(endpoint, {
@@ -27,6 +32,9 @@ export async function notifyRung(run: LadderRun, first = false, read?: Endpoint[
 }
 
 /** Channels that track state hear what happened to the incident they were paged for. */
-export function mirror(run: LadderRun, event: Extract<NotificationEvent, 'incident.acknowledged' | 'incident.resolved'>) {
+export function mirror(
+  run: LadderRun,
+  event: Extract<NotificationEvent, 'incident.acknowledged' | 'incident.resolved'>,
+) {
   for (const endpoint of run.notified) run.queue.send(endpoint, { event, level: 0, attempt: 1, scope: event });
 }

@@ -1,7 +1,7 @@
 import { allHandlersFinished, condition, continueAsNew } from '@temporalio/workflow';
 import { continueAsNewDue } from '../continue-as-new';
 import { ladderResolvedSignal } from '../escalation-messages';
-import { stages } from './activities';
+import { stages } from './proxies';
 import { tellLadder } from './handlers';
 import { recordSignals, type SignalRecorder } from './signals';
 import { countRecorded, isResolved, type IncidentRun, type IncidentWorkflowInput } from './state';

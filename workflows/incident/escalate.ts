@@ -5,7 +5,7 @@ import { escalationMove, escalationReason, type Ladder } from '../../domain/esca
 import { escalationWorkflow } from '../escalation';
 import { ladderAcknowledgedSignal, ladderSnoozedSignal } from '../escalation-messages';
 import { ESCALATION_STATE, INCIDENT, NAMESPACE } from '../search-attributes';
-import { incidentStore } from './activities';
+import { incidentStore } from './proxies';
 import { tellLadder } from './handlers';
 import { isResolved, ladderId, moveTo, publish, type IncidentRun } from './state';
 

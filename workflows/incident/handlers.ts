@@ -9,7 +9,7 @@ import {
   signalsQueuedSignal,
   snoozeUpdate,
 } from '../incident-messages';
-import { incidentStore } from './activities';
+import { incidentStore } from './proxies';
 import { isResolved, ladderId, publish, type IncidentRun } from './state';
 
 /**

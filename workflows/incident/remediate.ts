@@ -11,7 +11,7 @@ import {
 } from '../../domain/remediation';
 import { startsExecuting, type PreparedPlan } from '../../domain/remediation-plan';
 import { runRemediation, type PlanInbox, type RemediationOutcome } from '../remediation';
-import { incidentStore } from './activities';
+import { incidentStore } from './proxies';
 import { isResolved, publish, publishPlanState, resolveAs, type IncidentRun } from './state';
 
 /**
@@ -114,11 +114,14 @@ async function settle(
   try {
     return await running;
   } catch (err) {
-    if (isCancellation(err) || isResolved(run)) return { state: 'Failed', result: 'cancelled: the incident was resolved' };
+    if (isCancellation(err) || isResolved(run))
+      return { state: 'Failed', result: 'cancelled: the incident was resolved' };
     // A plan that failed as code (a bug, not a failed fix) counts as a failed attempt; its record
     // is closed here (a no-op when the plan closed it itself).
     const result = `plan workflow failed: ${(err as Error).message}`;
-    await CancellationScope.nonCancellable(() => incidentStore.finishPlan({ plan: plan.name, state: 'Failed', result }));
+    await CancellationScope.nonCancellable(() =>
+      incidentStore.finishPlan({ plan: plan.name, state: 'Failed', result }),
+    );
     return { state: 'Failed', result };
   } finally {
     run.plan = undefined;

@@ -1,6 +1,6 @@
 import { condition } from '@temporalio/workflow';
 import { INBOX_BATCH } from '../../domain/incident-requests';
-import { incidentStore } from './activities';
+import { incidentStore } from './proxies';
 import { countRecorded, isResolved, type IncidentRun } from './state';
 
 /** Records the correlated signals that join the incident, in the background of the run. */
@@ -28,7 +28,7 @@ export async function recordSignals(run: IncidentRun): Promise<void> {
   }
   while (run.inboxQueued) {
     run.inboxQueued = false;
-    for (let recorded = INBOX_BATCH; recorded === INBOX_BATCH; ) {
+    for (let recorded = INBOX_BATCH; recorded === INBOX_BATCH;) {
       ({ recorded } = await incidentStore.drainSignalInbox({
         name,
         firstIndex: run.signalsRecorded,

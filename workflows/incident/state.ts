@@ -5,7 +5,7 @@ import type { CorrelatedSignal, LiveState, ResolveRequest } from '../../domain/i
 import type { PlanState } from '../../domain/remediation';
 import type { PlanInbox } from '../remediation';
 import { INCIDENT, INCIDENT_STATE, NAMESPACE, REMEDIATION_STATE, RESOURCE, SEVERITY } from '../search-attributes';
-import { incidentStore } from './activities';
+import { incidentStore } from './proxies';
 
 export interface IncidentWorkflowInput {
   name: string;

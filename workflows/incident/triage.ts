@@ -1,7 +1,7 @@
 import { workflowInfo } from '@temporalio/workflow';
 import type { Triage } from '../../activities/incident-stages';
 import { INCIDENT_STATE } from '../search-attributes';
-import { stages } from './activities';
+import { stages } from './proxies';
 import { countRecorded, isResolved, publish, type IncidentRun } from './state';
 
 /**

@@ -10,7 +10,7 @@ import { formatDuration } from '../../domain/duration';
 import { approvalNeed, planRisk } from '../../domain/remediation';
 import type { RunbookAction } from '../../domain/runbook';
 import { failureText } from '../failure-text';
-import { agent, kubeReads, planStore } from './activities';
+import { agent, kubeReads, planStore } from './proxies';
 import { approvalText, askApproval } from './approval';
 import { moveTo, type PlanExecution } from './state';
 import { runStep } from './steps';
@@ -34,7 +34,10 @@ export async function runAgent(execution: PlanExecution): Promise<AgentEnd> {
   let waited = 0;
   for (let n = 1; n <= AGENTIC_MAX_STEPS; n++) {
     if (Date.now() - started - waited > AGENTIC_BUDGET_MS)
-      return { kind: 'stop', result: `the agent used its ${formatDuration(AGENTIC_BUDGET_MS)} budget without a verdict` };
+      return {
+        kind: 'stop',
+        result: `the agent used its ${formatDuration(AGENTIC_BUDGET_MS)} budget without a verdict`,
+      };
     let decision: AgenticDecision;
     try {
       decision = await agent.agenticDecide({ ...context, steps, stepNumber: n, maxSteps: AGENTIC_MAX_STEPS });
@@ -81,12 +84,23 @@ async function act(
   let waited = 0;
   if (need.required) {
     const asked = Date.now();
-    const decided = await askApproval(execution, { key: `${plan.name}/${n}`, actions: [action], need, risk, indexes: [index] });
+    const decided = await askApproval(execution, {
+      key: `${plan.name}/${n}`,
+      actions: [action],
+      need,
+      risk,
+      indexes: [index],
+    });
     waited = Date.now() - asked;
     if (decided.status !== 'approved')
       return {
         kind: 'refused',
-        end: { kind: 'approval', status: decided.status, name: decided.name, result: approvalText(decided, decided.name) },
+        end: {
+          kind: 'approval',
+          status: decided.status,
+          name: decided.name,
+          result: approvalText(decided, decided.name),
+        },
       };
     await moveTo(execution, 'Executing');
   }
@@ -109,13 +123,25 @@ async function observe(execution: PlanExecution, d: Extract<AgenticDecision, { k
     switch (d.tool) {
       case 'get_resource':
         return clipObservation(
-          await kubeReads.kubeGetResource({ cluster: plan.cluster, kind: d.params.kind, name: d.params.name, ...namespaced(d.params.kind) }),
+          await kubeReads.kubeGetResource({
+            cluster: plan.cluster,
+            kind: d.params.kind,
+            name: d.params.name,
+            ...namespaced(d.params.kind),
+          }),
         );
       case 'list_pods':
-        return clipObservation(await kubeReads.kubeListPods({ ...where, kind: 'Deployment', name: plan.resource.name }));
+        return clipObservation(
+          await kubeReads.kubeListPods({ ...where, kind: 'Deployment', name: plan.resource.name }),
+        );
       case 'recent_events':
         return clipObservation(
-          await kubeReads.kubeRecentEvents({ cluster: plan.cluster, kind: d.params.kind, name: d.params.name, ...namespaced(d.params.kind) }),
+          await kubeReads.kubeRecentEvents({
+            cluster: plan.cluster,
+            kind: d.params.kind,
+            name: d.params.name,
+            ...namespaced(d.params.kind),
+          }),
         );
       case 'log_tail':
         return clipObservation(await kubeReads.kubeLogTail({ ...where, ...d.params }));

@@ -5,7 +5,7 @@ import { publicStep, type PreparedPlan } from '../../domain/remediation-plan';
 import type { RunbookAction } from '../../domain/runbook';
 import { approvalWorkflow } from '../approval';
 import { failureText } from '../failure-text';
-import { kubeReads, planStore, stepResolver } from './activities';
+import { kubeReads, planStore, stepResolver } from './proxies';
 import type { PlanExecution } from './state';
 
 export type Decision = ApprovalOutcome & { name: string };
@@ -81,7 +81,8 @@ export async function askApproval(execution: PlanExecution, ask: ApprovalAsk): P
     );
     outcome = { status: 'expired', reason: 'incident resolved' };
   }
-  if (inbox.sourceCleared && outcome.status === 'expired') outcome = { ...outcome, reason: 'the alert resolved at source' };
+  if (inbox.sourceCleared && outcome.status === 'expired')
+    outcome = { ...outcome, reason: 'the alert resolved at source' };
   execution.undecided = undefined;
   return { ...outcome, name: request.name };
 }

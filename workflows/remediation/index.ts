@@ -8,7 +8,7 @@
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import type { PreparedPlan, Verdict } from '../../domain/remediation-plan';
 import { failureText } from '../failure-text';
-import { planStore } from './activities';
+import { planStore } from './proxies';
 import { runAgent } from './agent';
 import { approvalText, askApproval } from './approval';
 import { planRecords } from './records';
@@ -36,7 +36,8 @@ export async function runRemediation(plan: PreparedPlan, run: PlanRun): Promise<
     return await attempt(execution);
   } catch (err) {
     // Anything unexpected still ends the plan: undone where possible and recorded.
-    if (!isCancellation(err)) return finish(execution, ...(await rollBack(execution, `the plan failed: ${failureText(err)}`)));
+    if (!isCancellation(err))
+      return finish(execution, ...(await rollBack(execution, `the plan failed: ${failureText(err)}`)));
     return cancelled(execution);
   }
 }
@@ -85,7 +86,11 @@ async function approve(execution: PlanExecution): Promise<RemediationOutcome | u
     risk: plan.riskScore,
   });
   if (decision.status === 'approved') return undefined;
-  return refused(execution, { status: decision.status, name: decision.name, result: approvalText(decision, decision.name) });
+  return refused(execution, {
+    status: decision.status,
+    name: decision.name,
+    result: approvalText(decision, decision.name),
+  });
 }
 
 /** The verification's verdict; a cluster that could not be read (down, forbidden, gone) proves nothing. */

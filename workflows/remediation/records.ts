@@ -1,9 +1,12 @@
 import { CancellationScope } from '@temporalio/workflow';
 import type { RemediationActivities } from '../../activities/remediation';
-import { planStore } from './activities';
+import { planStore } from './proxies';
 
 /** The plan's record keeping: its state moves, its steps, its verification, its end. */
-export type PlanRecords = Pick<RemediationActivities, 'setPlanState' | 'recordStep' | 'recordVerification' | 'finishPlan'>;
+export type PlanRecords = Pick<
+  RemediationActivities,
+  'setPlanState' | 'recordStep' | 'recordVerification' | 'finishPlan'
+>;
 
 /**
  * The plan's records, written one after the other in the order asked, whether or not the plan

@@ -4,7 +4,7 @@ import { isKubeAction, type PlanState } from '../../domain/remediation';
 import { describeKubeResult, undoInput, type KubeStepInput, type KubeStepResult } from '../../domain/remediation-plan';
 import type { RunbookAction } from '../../domain/runbook';
 import { failureText } from '../failure-text';
-import { httpSteps, kube, notifySteps, scriptSteps, stepResolver } from './activities';
+import { httpSteps, kube, notifySteps, scriptSteps, stepResolver } from './proxies';
 import type { ExecutedStep, PlanExecution } from './state';
 
 /**

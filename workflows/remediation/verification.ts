@@ -1,7 +1,7 @@
 import { CancellationScope, condition } from '@temporalio/workflow';
 import { formatDuration } from '../../domain/duration';
 import type { Verdict } from '../../domain/remediation-plan';
-import { health } from './activities';
+import { health } from './proxies';
 import type { PlanExecution } from './state';
 
 /**

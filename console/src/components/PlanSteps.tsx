@@ -7,7 +7,7 @@ import { Facts, TableScroll } from './Layout';
 
 /**
  * A remediation plan: its facts and its steps with how each went. Its Temporal link is its
- * incident's workflow: a plan runs there (release-32), and one from before shows as its child.
+ * incident's workflow, where a plan runs.
  */
 export function PlanSteps({ plan }: { plan: Plan }) {
   const temporal = workflowLink(plan.issueRef);
