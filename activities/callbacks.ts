@@ -1,9 +1,7 @@
-import { truncateReply, type CallbackBody, type CallbackKind, type ReplyImage } from '../domain/chat';
+import type { CallbackBody, CallbackKind, ReplyImage } from '../domain/chat';
 import type { Config } from '../config/env';
 import { signWebhook } from '../domain/webhook-signature';
 import { markDelivered, markFailed, recordDeliveryOnce } from '../store/deliveries';
-import { appendTimeline } from '../store/incidents';
-import { idempotencyKey } from './context';
 import { postJson, retryLater } from './http-post';
 import { getMedia } from '../store/media';
 
@@ -84,39 +82,6 @@ export function createCallbackActivities(config: Config) {
 
   return {
     deliverCallback,
-
-    /**
-     * Tells the chat home channel about an incident (kind `proactive`, the `@send webhook` path)
-     * and notes it on the incident's timeline. Skipped when no home channel is configured.
-     */
-    async notifyHomeChannel(input: {
-      incident: string;
-      event: string;
-      text: string;
-    }): Promise<'delivered' | 'recorded' | 'skipped'> {
-      const home = config.FOGHORN_WEBHOOK_HOME_CHANNEL;
-      if (!home) return 'skipped';
-      const outcome = await deliverCallback({
-        messageId: `${input.incident}.${input.event}`,
-        chatId: home,
-        kind: 'proactive',
-        seq: 1,
-        text: truncateReply(input.text),
-      });
-      await appendTimeline(input.incident, [
-        {
-          key: idempotencyKey('timeline'),
-          event: {
-            timestamp: new Date(),
-            type: 'Notification',
-            source: 'notifier',
-            message: `${outcome === 'delivered' ? 'Posted' : 'Recorded (no callback URL)'} to the chat home channel ${home}`,
-            details: { channel: 'webhook', chatId: home, event: input.event },
-          },
-        },
-      ]);
-      return outcome;
-    },
   };
 }
 

@@ -78,8 +78,12 @@ export function createIncidentStageActivities(
   }
 
   /**
-   * The triage proper (see triageIncident); `analyzing` is the incident as its move to
-   * `Analyzing` returned it.
+   * The triage proper: the analysis, the runbook match and the remediation options; with
+   * `prepareFirstPlan`, the first attempt's plan too (made as the workflow would ask for it: the
+   * same choice of strategy, the move to `Remediating` in its write); with `escalate`, when there
+   * is nothing to try, the escalation too (`escalated`: the workflow starts the ladder). Null when
+   * the incident was resolved (or is gone) before it escalated. `analyzing` is the incident as its
+   * move to `Analyzing` returned it; each step hands the next the record its own write returned.
    */
   async function triage(
     analyzing: IncidentRecord,
@@ -128,24 +132,6 @@ export function createIncidentStageActivities(
   }
 
   return {
-    /**
-     * Triage: `Analyzing`, the analysis, the runbook match and the remediation options; with
-     * `prepareFirstPlan`, the first attempt's plan too (made as the workflow would ask for it:
-     * the same choice of strategy, the move to `Remediating` in its write); with `escalate`, when
-     * there is nothing to try, the escalation too (`escalated`: the workflow starts the ladder).
-     * Null when the incident was resolved (or is gone) before it began or before it escalated.
-     * The incident is read once, by the first write, and each step hands the next the record its
-     * own write returned.
-     */
-    async triageIncident(input: TriageInput): Promise<Triage | null> {
-      return withHeartbeat(async (signal) => {
-        const analyzing = await incidents.enterState({ name: input.name, state: 'Analyzing', at: input.at });
-        if (analyzing) return triage(analyzing, input, signal);
-        await resolvedFirst(input.name);
-        return null;
-      });
-    },
-
     /**
      * A new incident's opening: `Analyzing`, then the signals waiting in its inbox recorded from
      * `firstIndex` on (those that arrived before its run began: the look every run takes as it
@@ -214,7 +200,9 @@ export type IncidentStageActivities = ReturnType<typeof createIncidentStageActiv
 interface TriageInput {
   name: string;
   at: string;
+  /** Make the first attempt's plan (the incident workflow always asks; tests of the analysis alone do not). */
   prepareFirstPlan?: boolean;
+  /** Escalate when there is nothing to try (the incident workflow always asks). */
   escalate?: boolean;
 }
 

@@ -27,7 +27,7 @@ import { dequeueSignals, queuedSignals, type InboxSignal } from '../store/signal
 import { getInsightByIncident, storeInsightOnce, type InsightRecord } from '../store/insights';
 import { allocateName } from '../store/names';
 import { runbooksInCategory, type RunbookRecord } from '../store/runbooks';
-import { idempotencyKey, withHeartbeat } from './context';
+import { idempotencyKey } from './context';
 import { analyzeWithLlm, llmContext, type LlmConfig } from './llm';
 import { isRunbookStep } from '../contracts/remediation';
 
@@ -173,7 +173,7 @@ export const categoryRunbooks = (incident: Pick<IncidentRecord, 'signalType'>) =
  */
 export function createIncidentSteps(deps: IncidentActivityDeps) {
   /**
-   * Writes the incident's one insight (analyzeIncident's work) from a record and its category's
+   * Writes the incident's one insight (the triage's analysis) from a record and its category's
    * runbooks already read; `signal` aborts when the attempt is cancelled (shutdown, timeout).
    * `whileModelThinks` wraps the wait for the model's answer (the triage records joining signals
    * meanwhile). Returns the stored insight and the incident as its analysis left it.
@@ -449,25 +449,7 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
       return (await steps.enterState(input)) !== undefined; // false: resolved meanwhile (or gone), nothing moved
     },
 
-    /**
-     * Writes the incident's one insight: the LLM when configured, the rules analyzer otherwise
-     * or when the LLM fails (the timeline says so). A retry finds the insight already written.
-     * Heartbeats throughout, so only a dead worker (not a slow model or store) ends an attempt early.
-     */
-    async analyzeIncident(input: { name: string }): Promise<{ insight: string; provider: string; model: string }> {
-      return withHeartbeat(async (signal) => {
-        const incident = await mustGet(input.name);
-        return (await steps.analyze(incident, await categoryRunbooks(incident), signal)).result;
-      });
-    },
-
-    /** Picks the best runbook by tier (DESIGN §8) and records it; null when none fits. */
-    async matchRunbook(input: { name: string }): Promise<RunbookChoice | null> {
-      const incident = await mustGet(input.name);
-      return (await steps.match(incident, await categoryRunbooks(incident))).best;
-    },
-
-    /** Joins signals sent to the workflow (histories from before the inbox): keyed by their index. */
+    /** Records signals sent to the workflow one by one (to an incident being resolved): keyed by their index. */
     async recordCorrelatedSignals(input: {
       name: string;
       signals: CorrelatedSignal[];

@@ -54,7 +54,6 @@ import {
 import { createRunbook, getRunbook, recordRunbookExecution, type RunbookRecord } from '../store/runbooks';
 import { redact } from '../domain/redact';
 import type { HttpStepResult, ScriptStepResult } from '../domain/remediation-steps';
-import { categoryRunbooks } from './incidents';
 import { kubeCall } from './kube-actions';
 import { createRemediationStepActivities } from './remediation-steps';
 import { clusterKnown, kubeConfigFor } from './kube/client';
@@ -355,13 +354,13 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
 }
 
 /**
- * The remediation engine's side effects (DESIGN §8): gathering the options, making a plan, the
+ * The remediation engine's side effects (DESIGN §8): making a plan, the
  * concrete inputs of its Kubernetes steps, its timeline, audit and end. Each is idempotent: keyed
  * records (plan by `<incident>/attempt/<n>`, events and audit by plan and step).
  */
 export function createRemediationActivities(config: Config, llmConfigured: boolean) {
   const { runHttpStep, runScriptStep } = createRemediationStepActivities(config);
-  const { options, prepare } = createRemediationSteps(config, llmConfigured);
+  const { prepare } = createRemediationSteps(config, llmConfigured);
   /** Step `index` of a plan as recorded: its full params (headers, body, script) live only there. */
   const recordedStep = async <T extends RunbookAction['type']>(planName: string, index: number, type: T) => {
     const plan = await mustGetPlan(planName);
@@ -383,13 +382,6 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
         })
       : err;
 
-  /** The incident's runbook matches, usable strategies and the engine's settings. */
-  async function remediationOptions(input: { name: string }): Promise<RemediationOptions> {
-    const incident = await mustGetIncident(input.name);
-    const [candidates, insight] = await Promise.all([categoryRunbooks(incident), getInsightByIncident(incident.name)]);
-    return options(incident, candidates, insight);
-  }
-
   /**
    * Makes attempt `attempt`'s plan once: its `RP-…` name, the steps with templates filled (or
    * why it cannot start), its risk and whether a person must approve it; `RemediationStarted`.
@@ -405,7 +397,6 @@ export function createRemediationActivities(config: Config, llmConfigured: boole
   }
 
   return {
-    remediationOptions,
     preparePlan,
 
     /** Runs HTTP step `index` of a plan as recorded (headers and body never pass through the workflow). */

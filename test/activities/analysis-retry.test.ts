@@ -1,14 +1,21 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createIncidentActivities } from '../../activities/incidents';
+import { categoryRunbooks, createIncidentSteps } from '../../activities/incidents';
 import { getIncident, getTimeline, openOrJoin } from '../../store/incidents';
 import { InsightModel } from '../../store/models';
 import { useMongo } from '../harness/mongo';
 
 /**
- * The analysis activity against the real store, retried after a crash that came between storing
- * the insight and writing what follows it: the retry must finish those writes, not skip them.
+ * The triage's analysis step against the real store, in an activity retried after a crash that
+ * came between storing the insight and writing what follows it: the retry must finish those
+ * writes, not skip them.
  */
-describe('analyzeIncident retried after the insight was stored', () => {
+describe('the analysis retried after the insight was stored', () => {
+  const steps = createIncidentSteps({ annotationPrefix: 'foghorn.dev' });
+  /** The analysis as the triage activity runs it: the incident as read, its category's runbooks. */
+  const analyzeIncident = async (input: { name: string }) => {
+    const incident = (await getIncident(input.name))!;
+    return (await steps.analyze(incident, await categoryRunbooks(incident), new AbortController().signal)).result;
+  };
   let mongo: Awaited<ReturnType<typeof useMongo>>;
   beforeAll(async () => {
     mongo = await useMongo();
@@ -54,7 +61,6 @@ describe('analyzeIncident retried after the insight was stored', () => {
       fallbackReason: 'model overloaded',
     });
 
-    const { analyzeIncident } = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
     // The retry is the activity's second attempt: only a retry looks for a stored insight.
     const retry = () => new MockActivityEnvironment({ attempt: 2 });
     const result = await retry().run(analyzeIncident, { name: incident.name });
@@ -83,7 +89,6 @@ describe('analyzeIncident retried after the insight was stored', () => {
     const incident = await open('web');
     // Stored by a run that raced this one (a reset workflow): the first attempt analyses anyway.
     await storeInsight(incident.name, 'AI-20261123-778', 'web exceeds its memory limit');
-    const { analyzeIncident } = createIncidentActivities({ annotationPrefix: 'foghorn.dev' });
     // Its own run: timeline keys are the activity's (the test above has the default ids).
     const first = new MockActivityEnvironment({ workflowExecution: { workflowId: incident.name, runId: 'run-2' } });
     const result = await first.run(analyzeIncident, { name: incident.name });

@@ -1,8 +1,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import mongoose from 'mongoose';
-import { createIncidentSteps } from '../../activities/incidents';
-import { createRemediationActivities, createRemediationSteps } from '../../activities/remediation';
-import { createIncidentStageActivities } from '../../activities/incident-stages';
+import { categoryRunbooks, createIncidentSteps } from '../../activities/incidents';
+import { createRemediationSteps } from '../../activities/remediation';
+import { createIncidentStageActivities, type Triage } from '../../activities/incident-stages';
 import { createNotificationSteps } from '../../activities/notifications';
 import { createPostmortemActivities } from '../../activities/postmortem';
 import { parseConfig } from '../../config/env';
@@ -12,6 +12,7 @@ import { SYSTEM_ACTOR } from '../../domain/incident-requests';
 import { PLAN_ABANDONED_RESULT } from '../../domain/remediation';
 import { listAudit } from '../../store/audit';
 import { getIncident, getTimeline, openOrJoin, updateIncident } from '../../store/incidents';
+import { getInsightByIncident } from '../../store/insights';
 import { getPlan } from '../../store/remediations';
 import { createRunbook } from '../../store/runbooks';
 import { enqueueSignals, queuedSignals } from '../../store/signal-inbox';
@@ -35,7 +36,10 @@ describe('incident stages', () => {
       createNotificationSteps(parseConfig({ FOGHORN_WEBHOOK_HOME_CHANNEL: 'ops' })).escalation,
     );
   const stages = stagesWith(createPostmortemActivities());
-  type Triaged = ReturnType<typeof stages.triageIncident>;
+  type Triaged = Promise<Triage | null>;
+  /** The triage alone: drainAndTriage with an empty inbox, its answer's `triage`. */
+  const triageIncident = async (input: { name: string; at: string; escalate?: boolean; prepareFirstPlan?: boolean }) =>
+    ((await stages.drainAndTriage({ ...input, firstIndex: 0 })) as { triage: Triage | null }).triage;
   beforeAll(async () => {
     mongo = await useMongo();
     const spec = runbookSpecSchema.parse({
@@ -97,7 +101,7 @@ describe('incident stages', () => {
   it('moves the incident to Analyzing, analyses it, matches its runbook and returns its options', async () => {
     const name = await open('Deployment/checkout');
     const at = new Date().toISOString();
-    const options = await new MockActivityEnvironment().run(stages.triageIncident, { name, at });
+    const options = await new MockActivityEnvironment().run(triageIncident, { name, at });
 
     expect(options).toMatchObject({
       maxAttempts: expect.any(Number),
@@ -113,8 +117,8 @@ describe('incident stages', () => {
 
     // A retry (the same activity's keys, its next attempt) writes nothing twice.
     const env = new MockActivityEnvironment({ attempt: 2 });
-    await env.run(stages.triageIncident, { name, at });
-    await env.run(stages.triageIncident, { name, at });
+    await env.run(triageIncident, { name, at });
+    await env.run(triageIncident, { name, at });
     expect((await getTimeline(name)).map((e) => e.type)).toEqual(types);
   });
 
@@ -126,25 +130,28 @@ describe('incident stages', () => {
     });
     let options;
     try {
-      options = await new MockActivityEnvironment().run(stages.triageIncident, { name, at: new Date().toISOString() });
+      options = await new MockActivityEnvironment().run(triageIncident, { name, at: new Date().toISOString() });
     } finally {
       mongoose.set('debug', false);
     }
     const count = (read: string) => reads.filter((r) => r === read).length;
     // A first attempt does not look for a stored insight: only a retry can find one.
     expect([count('incidents.findOne'), count('runbooks.find'), count('aiinsights.findOne')]).toEqual([0, 1, 0]);
-    // What the separate activities answered, each reading for itself.
-    const { remediationOptions } = createRemediationActivities(parseConfig({}), false);
-    expect(options).toEqual(await new MockActivityEnvironment().run(remediationOptions, { name }));
+    // What the options are when everything is read afresh.
+    const incident = (await getIncident(name))!;
+    const afresh = createRemediationSteps(parseConfig({}), false).options(
+      incident,
+      await categoryRunbooks(incident),
+      await getInsightByIncident(name),
+    );
+    expect(options).toEqual(await afresh);
   });
 
   it('does nothing for an incident resolved before it began', async () => {
     const name = await open('Deployment/payments');
     await updateIncident(name, { state: 'Resolved', resolvedAt: new Date() });
 
-    expect(
-      await new MockActivityEnvironment().run(stages.triageIncident, { name, at: new Date().toISOString() }),
-    ).toBeNull();
+    expect(await new MockActivityEnvironment().run(triageIncident, { name, at: new Date().toISOString() })).toBeNull();
     const incident = await getIncident(name);
     expect(incident?.state).toBe('Resolved');
     expect(incident?.insight).toBeFalsy();
@@ -156,7 +163,7 @@ describe('incident stages', () => {
     const at = new Date().toISOString();
     // Its own run: timeline keys are the activity's (the other tests' runs share the default ids).
     const env = new MockActivityEnvironment({ workflowExecution: { workflowId: name, runId: 'run-1' } });
-    const triage = () => env.run(stages.triageIncident, { name, at, escalate: true }) as Triaged;
+    const triage = () => env.run(triageIncident, { name, at, escalate: true }) as Triaged;
     const triaged = await triage();
 
     expect(triaged?.escalated).toEqual({
@@ -184,7 +191,7 @@ describe('incident stages', () => {
 
   it('with `escalate`, leaves an incident with a plan to try to the remediation engine', async () => {
     const name = await open('Deployment/orders');
-    const triaged = await (new MockActivityEnvironment().run(stages.triageIncident, {
+    const triaged = await (new MockActivityEnvironment().run(triageIncident, {
       name,
       at: new Date().toISOString(),
       escalate: true,
@@ -210,7 +217,7 @@ describe('incident stages', () => {
     expect(types.filter((t) => t === 'SignalCorrelated')).toHaveLength(2);
     expect(types).toEqual(expect.arrayContaining(['Analysis', 'RunbookMatch']));
     // What triageIncident answers for the same incident.
-    expect(opened.triage).toEqual(await new MockActivityEnvironment().run(stages.triageIncident, { name, at }));
+    expect(opened.triage).toEqual(await new MockActivityEnvironment().run(triageIncident, { name, at }));
   });
 
   it('opens nothing of an incident resolved before it began: its inbox is left to the close', async () => {
@@ -250,7 +257,7 @@ describe('incident stages', () => {
 
     // A first attempt that finds its incident resolved made no plan: there is nothing to end.
     const other = await openResolved('Deployment/abandoned-first');
-    expect(await new MockActivityEnvironment().run(stages.triageIncident, { name: other, at: input.at })).toBeNull();
+    expect(await new MockActivityEnvironment().run(triageIncident, { name: other, at: input.at })).toBeNull();
   });
 
   it('opens on counting after a failed attempt: what the first drained and what came since', async () => {
