@@ -45,7 +45,7 @@ const commaList = z.string().transform((text) =>
 export const DEFAULT_MONGO_HEAP = '512m';
 /** The embedded Temporal dev server's Go memory when it persists to disk (FOGHORN_TEMPORAL_MEMORY). */
 export const DEFAULT_TEMPORAL_MEMORY = '320MiB';
-/** V8's heap limit for each of the dev worker's isolates, in MiB (docs/benchmarks.md, "Tenth pass"). */
+/** V8's heap limit for each of the dev worker's isolates, in MiB: a bound on the workflow cache's memory. */
 export const DEFAULT_WORKER_HEAP_MIB = 768;
 
 export const configSchema = z.object({
