@@ -2,7 +2,7 @@
  * Records workflow histories for the replay test (test/replay/replay.test.ts). Run it with the
  * code of the release whose in-flight workflows must keep working, before changing a workflow:
  *
- *   npx ts-node --transpile-only test/replay/record.ts [label]
+ *   npx ts-node --transpile-only test/replay/record.ts [label] [workflows] [clusters]
  *
  * It drives real workflows through the API and the chat gateway on the time-skipping test
  * server, then writes each history (binary protobuf) to test/replay/histories/<label>-<name>.pb.
@@ -45,6 +45,8 @@ async function exists(client: Client, workflowId: string): Promise<boolean> {
 
 async function main(): Promise<void> {
   const label = process.argv[2] ?? 'v1';
+  /** What to record: `workflows` (every type but the cluster ones), `clusters` (needs the Kubernetes control plane); both by default. */
+  const parts = new Set(process.argv.length > 3 ? process.argv.slice(3) : ['workflows', 'clusters']);
   const gw = await useGateway();
   try {
     const get = (p: string) => gw.call('GET', p, { token: gw.tokens.viewer });
@@ -64,242 +66,249 @@ async function main(): Promise<void> {
     const act = (name: string, verb: string, body: object) =>
       gw.call('POST', `/incidents/${name}/${verb}?namespace=shop`, { token: gw.tokens.operator, body });
 
-    // 1. A whole life: escalated, correlated signal, acknowledged, snoozed, resolved, postmortem.
-    const done = await open('Deployment/checkout');
-    await untilState(done, 'Escalated');
-    await gw.call('POST', '/incidents', {
-      token: gw.tokens.operator,
-      body: { resource: 'Deployment/checkout', namespace: 'shop', signalType: 'HighMemory', description: 'again' },
-    });
-    await act(done, 'acknowledge', { acknowledgedBy: 'alice', message: 'on it' });
-    await act(done, 'snooze', { duration: '30m', reason: 'deploy', snoozedBy: 'alice' });
-    await act(done, 'resolve', { resolution: 'raised the limit' });
-    await gw.eventually(
-      () => get(`/postmortems?incident=${done}`),
-      (r) => r.body.metadata?.totalCount === 1,
-      60_000,
-    );
-    await gw.client.workflow.getHandle(done).result();
-    await save(gw.client, label, done, 'incident-resolved');
-    // Releases before v0.9 wrote the postmortem in a child workflow; later ones in the incident's run.
-    if (await exists(gw.client, `${done}-postmortem`)) await save(gw.client, label, `${done}-postmortem`, 'postmortem');
-
-    // 2. In flight: escalated and waiting for a person, with an acknowledge.
-    const waiting = await open('Deployment/cart');
-    await untilState(waiting, 'Escalated');
-    await act(waiting, 'acknowledge', { acknowledgedBy: 'bob' });
-    await save(gw.client, label, waiting, 'incident-escalated-running');
-
-    // 3. A chat with two turns, still running (waiting for the next message).
-    const chatId = 'replay-chat';
-    for (const text of ['/help', '/incidents']) {
-      const id = await gw.send({ chat_id: chatId, user_id: 'alice', text });
-      await gw.reply(id, 60_000);
-      // Polled, not awaited with result(): that lets the test server skip time, and the chat's
-      // idle timer would end the chat between the two messages.
-      await gw.eventually(
-        async () => (await gw.client.workflow.getHandle(id).describe()).status.name,
-        (status) => status === 'COMPLETED',
-        60_000,
-      );
-      if (text === '/incidents') await save(gw.client, label, id, 'agent-turn');
-    }
-    await gw.eventually(
-      () => gw.client.workflow.getHandle(chatWorkflowId(chatId)).fetchHistory(),
-      (h) => (h.events ?? []).filter((e) => e.childWorkflowExecutionCompletedEventAttributes).length === 2,
-      60_000,
-    );
-    await save(gw.client, label, chatWorkflowId(chatId), 'chat-running');
-
-    // 5. Remediation (v0.4 on): a runbook's HTTP step fixes one incident (incident, plan and
-    //    postmortem complete); another incident's plan waits for an approval (running).
-    const receiver = http.createServer((_req, res) => res.end('ok'));
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    try {
-      for (const [name, category, approvalRequired] of [
-        ['replay-http-fix', 'custom', false],
-        ['replay-http-approval', 'latency', true],
-      ] as const)
-        await createRunbook(
-          runbookSpecSchema.parse({
-            name,
-            category,
-            description: 'replay recording',
-            version: '1.0.0',
-            automated: true,
-            approvalRequired,
-            severity: ['high'],
-            steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${url}/{{deployment}}` } }],
-          }),
-        );
-      const remediate = async (resource: string, signalType: string) => {
-        const res = await gw.call('POST', '/incidents', {
-          token: gw.tokens.operator,
-          body: { resource, namespace: 'shop', signalType, severity: 'high', description: 'replay' },
-        });
-        return res.body.metadata.name as string;
-      };
-      const fixed = await remediate('Deployment/search', 'Custom');
-      for (let i = 0; i < 60 && (await get(`/incidents/${fixed}`)).body.status.state !== 'Resolved'; i++)
-        await gw.wf.env.sleep(30_000); // the verification window is a durable timer
-      await gw.client.workflow.getHandle(fixed).result();
-      const [plan] = (await get(`/remediations?incident=${fixed}`)).body.items;
-      await save(gw.client, label, fixed, 'incident-remediated');
-      // The plan runs in the incident's workflow: no history of its own.
-      if (await exists(gw.client, plan.name)) await save(gw.client, label, plan.name, 'remediation-completed');
-
-      const waiting = await remediate('Deployment/feed', 'HighLatency');
-      const pending = await gw.eventually(
-        () => get(`/approvals?incident=${waiting}&status=pending`),
-        (r) => r.body.items?.length === 1,
-        60_000,
-      );
-      const approval = pending.body.items[0];
-      await gw.eventually(
-        // (The record is written before its workflow starts: not found yet is "not yet".)
-        async () =>
-          (
-            await gw.client.workflow
-              .getHandle(approval.name)
-              .fetchHistory()
-              .catch(() => undefined)
-          )?.events ?? [],
-        (events) => events.some((e) => e.timerStartedEventAttributes),
-        60_000,
-      );
-      // An operator and the alert source act while the plan waits (v0.20 on): their handlers run
-      // beside the plan's local activities.
-      await act(waiting, 'acknowledge', { acknowledgedBy: 'alice', message: 'watching' });
+    if (parts.has('workflows')) {
+      // 1. A whole life: escalated, correlated signal, acknowledged, snoozed, resolved, postmortem.
+      const done = await open('Deployment/checkout');
+      await untilState(done, 'Escalated');
       await gw.call('POST', '/incidents', {
         token: gw.tokens.operator,
-        body: { resource: 'Deployment/feed', namespace: 'shop', signalType: 'HighMemory', description: 'again' },
+        body: { resource: 'Deployment/checkout', namespace: 'shop', signalType: 'HighMemory', description: 'again' },
       });
+      await act(done, 'acknowledge', { acknowledgedBy: 'alice', message: 'on it' });
+      await act(done, 'snooze', { duration: '30m', reason: 'deploy', snoozedBy: 'alice' });
+      await act(done, 'resolve', { resolution: 'raised the limit' });
       await gw.eventually(
-        () => get(`/incidents/${waiting}`),
-        (r) => r.body.status?.correlatedSignals === 1,
+        () => get(`/postmortems?incident=${done}`),
+        (r) => r.body.metadata?.totalCount === 1,
         60_000,
       );
-      await save(gw.client, label, waiting, 'incident-remediating-running');
-      if (await exists(gw.client, approval.plan))
-        await save(gw.client, label, approval.plan, 'remediation-awaiting-approval');
-      await save(gw.client, label, approval.name, 'approval-pending');
+      await gw.client.workflow.getHandle(done).result();
+      await save(gw.client, label, done, 'incident-resolved');
+      // Releases before v0.9 wrote the postmortem in a child workflow; later ones in the incident's run.
+      if (await exists(gw.client, `${done}-postmortem`))
+        await save(gw.client, label, `${done}-postmortem`, 'postmortem');
 
-      // 6. Escalation (v0.5 on): a policy's ladder past L2, running; another one resolved.
-      const created = await gw.call('POST', '/escalation-policies', {
-        token: gw.tokens.admin,
-        body: {
-          name: 'replay-ladder',
-          match: { namespaces: ['ladder'] },
-          levels: [
-            { targets: [{ channel: 'slack', url: `${url}/slack` }], escalateAfter: '5m' },
-            { targets: [{ channel: 'webhook', url: `${url}/hook`, secret: 'whsec_cmVwbGF5LXJlY29yZGluZy1zZWNyZXQ=' }] },
-          ],
-          repeat: { every: '30m', times: 2 },
-        },
-      });
-      if (created.status !== 201) throw new Error(`policy: ${created.status} ${JSON.stringify(created.body)}`);
-      const escalate = async (resource: string) => {
-        const res = await gw.call('POST', '/incidents', {
-          token: gw.tokens.operator,
-          body: { resource, namespace: 'ladder', signalType: 'HighCPU', severity: 'critical', description: 'replay' }, // kube-only runbooks: skipped
-        });
-        const name = res.body.metadata.name as string;
+      // 2. In flight: escalated and waiting for a person, with an acknowledge.
+      const waiting = await open('Deployment/cart');
+      await untilState(waiting, 'Escalated');
+      await act(waiting, 'acknowledge', { acknowledgedBy: 'bob' });
+      await save(gw.client, label, waiting, 'incident-escalated-running');
+
+      // 3. A chat with two turns, still running (waiting for the next message).
+      const chatId = 'replay-chat';
+      for (const text of ['/help', '/incidents']) {
+        const id = await gw.send({ chat_id: chatId, user_id: 'alice', text });
+        await gw.reply(id, 60_000);
+        // Polled, not awaited with result(): that lets the test server skip time, and the chat's
+        // idle timer would end the chat between the two messages.
         await gw.eventually(
-          () => get(`/incidents/${name}`),
-          (r) => r.body.status?.state === 'Escalated',
+          async () => (await gw.client.workflow.getHandle(id).describe()).status.name,
+          (status) => status === 'COMPLETED',
           60_000,
         );
-        // The ladder starts just after the incident's move to Escalated: not found yet is "not yet".
+        if (text === '/incidents') await save(gw.client, label, id, 'agent-turn');
+      }
+      await gw.eventually(
+        () => gw.client.workflow.getHandle(chatWorkflowId(chatId)).fetchHistory(),
+        (h) => (h.events ?? []).filter((e) => e.childWorkflowExecutionCompletedEventAttributes).length === 2,
+        60_000,
+      );
+      await save(gw.client, label, chatWorkflowId(chatId), 'chat-running');
+
+      // 5. Remediation (v0.4 on): a runbook's HTTP step fixes one incident (incident, plan and
+      //    postmortem complete); another incident's plan waits for an approval (running).
+      const receiver = http.createServer((_req, res) => res.end('ok'));
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+      try {
+        for (const [name, category, approvalRequired] of [
+          ['replay-http-fix', 'custom', false],
+          ['replay-http-approval', 'latency', true],
+        ] as const)
+          await createRunbook(
+            runbookSpecSchema.parse({
+              name,
+              category,
+              description: 'replay recording',
+              version: '1.0.0',
+              automated: true,
+              approvalRequired,
+              severity: ['high'],
+              steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${url}/{{deployment}}` } }],
+            }),
+          );
+        const remediate = async (resource: string, signalType: string) => {
+          const res = await gw.call('POST', '/incidents', {
+            token: gw.tokens.operator,
+            body: { resource, namespace: 'shop', signalType, severity: 'high', description: 'replay' },
+          });
+          return res.body.metadata.name as string;
+        };
+        const fixed = await remediate('Deployment/search', 'Custom');
+        for (let i = 0; i < 60 && (await get(`/incidents/${fixed}`)).body.status.state !== 'Resolved'; i++)
+          await gw.wf.env.sleep(30_000); // the verification window is a durable timer
+        await gw.client.workflow.getHandle(fixed).result();
+        const [plan] = (await get(`/remediations?incident=${fixed}`)).body.items;
+        await save(gw.client, label, fixed, 'incident-remediated');
+        // The plan runs in the incident's workflow: no history of its own.
+        if (await exists(gw.client, plan.name)) await save(gw.client, label, plan.name, 'remediation-completed');
+
+        const waiting = await remediate('Deployment/feed', 'HighLatency');
+        const pending = await gw.eventually(
+          () => get(`/approvals?incident=${waiting}&status=pending`),
+          (r) => r.body.items?.length === 1,
+          60_000,
+        );
+        const approval = pending.body.items[0];
         await gw.eventually(
+          // (The record is written before its workflow starts: not found yet is "not yet".)
           async () =>
             (
               await gw.client.workflow
-                .getHandle(`${name}-escalation`)
+                .getHandle(approval.name)
                 .fetchHistory()
                 .catch(() => undefined)
             )?.events ?? [],
           (events) => events.some((e) => e.timerStartedEventAttributes),
           60_000,
         );
-        return name;
-      };
-      const paging = await escalate('Deployment/ledger');
-      await gw.wf.env.sleep(5 * 60_000 + 1_000); // L2
-      await gw.eventually(
-        async () => (await gw.client.workflow.getHandle(`${paging}-escalation`).fetchHistory()).events ?? [],
-        (events) => events.filter((e) => e.timerStartedEventAttributes).length >= 2,
-        60_000,
-      );
-      await save(gw.client, label, paging, 'incident-escalated-ladder-running');
-      await save(gw.client, label, `${paging}-escalation`, 'escalation-running');
-      const closed = await escalate('Deployment/billing');
-      await gw.call('POST', `/incidents/${closed}/acknowledge?namespace=ladder`, {
-        token: gw.tokens.operator,
-        body: { acknowledgedBy: 'alice' },
-      });
-      await gw.call('POST', `/incidents/${closed}/resolve?namespace=ladder`, { token: gw.tokens.operator, body: {} });
-      await gw.client.workflow.getHandle(`${closed}-escalation`).result();
-      await save(gw.client, label, `${closed}-escalation`, 'escalation-completed');
-    } finally {
-      receiver.close();
-    }
+        // An operator and the alert source act while the plan waits (v0.20 on): their handlers run
+        // beside the plan's local activities.
+        await act(waiting, 'acknowledge', { acknowledgedBy: 'alice', message: 'watching' });
+        await gw.call('POST', '/incidents', {
+          token: gw.tokens.operator,
+          body: { resource: 'Deployment/feed', namespace: 'shop', signalType: 'HighMemory', description: 'again' },
+        });
+        await gw.eventually(
+          () => get(`/incidents/${waiting}`),
+          (r) => r.body.status?.correlatedSignals === 1,
+          60_000,
+        );
+        await save(gw.client, label, waiting, 'incident-remediating-running');
+        if (await exists(gw.client, approval.plan))
+          await save(gw.client, label, approval.plan, 'remediation-awaiting-approval');
+        await save(gw.client, label, approval.name, 'approval-pending');
 
-    // 7. Audit export (v0.6 on): a job that wrote its file and waits for expiry (running),
-    //    and one past its expiry (completed).
-    // Stamped before the export's `end` (now): records written by workflows carry the skipped clock.
-    await seedAuditChain(10_001, {
-      start: new Date(Date.now() - 3_600_000),
-      entry: (i) => ({ user: 'replay', resource: `r-${i}` }),
-    });
-    const exportJob = async () => {
-      const res = await gw.call('GET', '/audit/export?user=replay', { token: gw.tokens.admin });
-      if (res.status !== 202) throw new Error(`export: ${res.status} ${JSON.stringify(res.body)}`);
-      const jobId = res.body.metadata.jobId as string;
-      await gw.eventually(
-        () => gw.call('GET', `/audit/export/download/${jobId}`, { token: gw.tokens.admin }),
-        (r) => r.status === 200,
-        120_000,
-      );
-      return jobId;
-    };
-    const expired = await exportJob();
-    await gw.wf.env.sleep('25h');
-    await gw.client.workflow.getHandle(expired).result();
-    await save(gw.client, label, expired, 'audit-export-expired');
-    const kept = await exportJob();
-    await save(gw.client, label, kept, 'audit-export-running');
+        // 6. Escalation (v0.5 on): a policy's ladder past L2, running; another one resolved.
+        const created = await gw.call('POST', '/escalation-policies', {
+          token: gw.tokens.admin,
+          body: {
+            name: 'replay-ladder',
+            match: { namespaces: ['ladder'] },
+            levels: [
+              { targets: [{ channel: 'slack', url: `${url}/slack` }], escalateAfter: '5m' },
+              {
+                targets: [{ channel: 'webhook', url: `${url}/hook`, secret: 'whsec_cmVwbGF5LXJlY29yZGluZy1zZWNyZXQ=' }],
+              },
+            ],
+            repeat: { every: '30m', times: 2 },
+          },
+        });
+        if (created.status !== 201) throw new Error(`policy: ${created.status} ${JSON.stringify(created.body)}`);
+        const escalate = async (resource: string) => {
+          const res = await gw.call('POST', '/incidents', {
+            token: gw.tokens.operator,
+            body: { resource, namespace: 'ladder', signalType: 'HighCPU', severity: 'critical', description: 'replay' }, // kube-only runbooks: skipped
+          });
+          const name = res.body.metadata.name as string;
+          await gw.eventually(
+            () => get(`/incidents/${name}`),
+            (r) => r.body.status?.state === 'Escalated',
+            60_000,
+          );
+          // The ladder starts just after the incident's move to Escalated: not found yet is "not yet".
+          await gw.eventually(
+            async () =>
+              (
+                await gw.client.workflow
+                  .getHandle(`${name}-escalation`)
+                  .fetchHistory()
+                  .catch(() => undefined)
+              )?.events ?? [],
+            (events) => events.some((e) => e.timerStartedEventAttributes),
+            60_000,
+          );
+          return name;
+        };
+        const paging = await escalate('Deployment/ledger');
+        await gw.wf.env.sleep(5 * 60_000 + 1_000); // L2
+        await gw.eventually(
+          async () => (await gw.client.workflow.getHandle(`${paging}-escalation`).fetchHistory()).events ?? [],
+          (events) => events.filter((e) => e.timerStartedEventAttributes).length >= 2,
+          60_000,
+        );
+        await save(gw.client, label, paging, 'incident-escalated-ladder-running');
+        await save(gw.client, label, `${paging}-escalation`, 'escalation-running');
+        const closed = await escalate('Deployment/billing');
+        await gw.call('POST', `/incidents/${closed}/acknowledge?namespace=ladder`, {
+          token: gw.tokens.operator,
+          body: { acknowledgedBy: 'alice' },
+        });
+        await gw.call('POST', `/incidents/${closed}/resolve?namespace=ladder`, { token: gw.tokens.operator, body: {} });
+        await gw.client.workflow.getHandle(`${closed}-escalation`).result();
+        await save(gw.client, label, `${closed}-escalation`, 'escalation-completed');
+      } finally {
+        receiver.close();
+      }
+
+      // 7. Audit export (v0.6 on): a job that wrote its file and waits for expiry (running),
+      //    and one past its expiry (completed).
+      // Stamped before the export's `end` (now): records written by workflows carry the skipped clock.
+      await seedAuditChain(10_001, {
+        start: new Date(Date.now() - 3_600_000),
+        entry: (i) => ({ user: 'replay', resource: `r-${i}` }),
+      });
+      const exportJob = async () => {
+        const res = await gw.call('GET', '/audit/export?user=replay', { token: gw.tokens.admin });
+        if (res.status !== 202) throw new Error(`export: ${res.status} ${JSON.stringify(res.body)}`);
+        const jobId = res.body.metadata.jobId as string;
+        await gw.eventually(
+          () => gw.call('GET', `/audit/export/download/${jobId}`, { token: gw.tokens.admin }),
+          (r) => r.status === 200,
+          120_000,
+        );
+        return jobId;
+      };
+      const expired = await exportJob();
+      await gw.wf.env.sleep('25h');
+      await gw.client.workflow.getHandle(expired).result();
+      await save(gw.client, label, expired, 'audit-export-expired');
+      const kept = await exportJob();
+      await save(gw.client, label, kept, 'audit-export-running');
+    }
 
     // 4. A registered cluster: its health checks and its watch, running, after the watcher
     //    opened an incident for a crash-looping Deployment.
-    useTestSecretKey();
-    const kube = await useKube();
-    try {
-      await kube.addNode('kwok-node-1');
-      const registered = await gw.call('POST', '/clusters', {
-        token: gw.tokens.admin,
-        body: { metadata: { name: 'replay' }, spec: { tier: 'standard', kubeconfig: kube.kubeconfig } },
-      });
-      if (registered.status !== 201)
-        throw new Error(`register: ${registered.status} ${JSON.stringify(registered.body)}`);
-      await gw.eventually(
-        () => get('/clusters/replay'),
-        (r) => r.body.status?.phase === 'Connected',
-        120_000,
-      );
-      await kube.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
-        namespace: 'default',
-        body: deploymentManifest('replay-crash', 2, 'crashloop'),
-      });
-      await gw.eventually(
-        () => get('/incidents?resource=Deployment/replay-crash'),
-        (r) => r.body.metadata?.totalCount === 1,
-        120_000,
-      );
-      await save(gw.client, label, 'cluster-health-replay', 'cluster-health-running');
-      await save(gw.client, label, 'cluster-watch-replay', 'cluster-watch-running');
-    } finally {
-      await kube.stop();
+    if (parts.has('clusters')) {
+      useTestSecretKey();
+      const kube = await useKube();
+      try {
+        await kube.addNode('kwok-node-1');
+        const registered = await gw.call('POST', '/clusters', {
+          token: gw.tokens.admin,
+          body: { metadata: { name: 'replay' }, spec: { tier: 'standard', kubeconfig: kube.kubeconfig } },
+        });
+        if (registered.status !== 201)
+          throw new Error(`register: ${registered.status} ${JSON.stringify(registered.body)}`);
+        await gw.eventually(
+          () => get('/clusters/replay'),
+          (r) => r.body.status?.phase === 'Connected',
+          120_000,
+        );
+        await kube.kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+          namespace: 'default',
+          body: deploymentManifest('replay-crash', 2, 'crashloop'),
+        });
+        await gw.eventually(
+          () => get('/incidents?resource=Deployment/replay-crash'),
+          (r) => r.body.metadata?.totalCount === 1,
+          120_000,
+        );
+        await save(gw.client, label, 'cluster-health-replay', 'cluster-health-running');
+        await save(gw.client, label, 'cluster-watch-replay', 'cluster-watch-running');
+      } finally {
+        await kube.stop();
+      }
     }
   } finally {
     await gw.stop();
