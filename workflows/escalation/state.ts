@@ -19,24 +19,11 @@ export interface EscalationWorkflowInput {
    */
   level1?: Endpoint[];
   /** Carried across continue-as-new. */
-  carried?: {
-    level: number;
-    attempt: number;
-    remainingMs?: number;
-    notified: Endpoint[];
-    acknowledgeSent: boolean;
-    heldFor?: string;
-  };
+  carried?: LadderPosition;
 }
 
-/** One run of a ladder: what its handlers, clock and rungs share. */
-export interface LadderRun {
-  readonly input: EscalationWorkflowInput;
-  readonly queue: ReturnType<typeof notificationQueue>;
-  acknowledged: boolean;
-  /** Epoch ms; 0 when never snoozed. */
-  snoozeUntil: number;
-  resolved: boolean;
+/** Where the ladder stands: what a new run (continue-as-new) takes over. */
+export interface LadderPosition {
   /** 0-based: the level notified last. */
   level: number;
   attempt: number;
@@ -47,6 +34,16 @@ export interface LadderRun {
   acknowledgeSent: boolean;
   /** The maintenance window holding the next rung (`<name>@<until>`), said once per window. */
   heldFor?: string;
+}
+
+/** One run of a ladder: what its handlers, clock and rungs share. */
+export interface LadderRun extends LadderPosition {
+  readonly input: EscalationWorkflowInput;
+  readonly queue: ReturnType<typeof notificationQueue>;
+  acknowledged: boolean;
+  /** Epoch ms; 0 when never snoozed. */
+  snoozeUntil: number;
+  resolved: boolean;
   /** The published ESCALATION_STATE: `starting`, `L<n>`, `snoozed`, `held`, `acknowledged`, `exhausted`, `resolved`. */
   state: string;
 }

@@ -118,31 +118,23 @@ async function act(
 async function observe(execution: PlanExecution, d: Extract<AgenticDecision, { kind: 'read' }>): Promise<string> {
   const { plan } = execution;
   const where = { cluster: plan.cluster, namespace: plan.namespace };
-  const namespaced = (kind: string) => (kind !== 'Node' ? { namespace: plan.namespace } : {});
+  /** The object the model named: namespaced to the incident's namespace unless it is a Node. */
+  const named = <K extends string>(params: { kind: K; name: string }) => ({
+    cluster: plan.cluster,
+    kind: params.kind,
+    name: params.name,
+    ...(params.kind !== 'Node' && { namespace: plan.namespace }),
+  });
   try {
     switch (d.tool) {
       case 'get_resource':
-        return clipObservation(
-          await kubeReads.kubeGetResource({
-            cluster: plan.cluster,
-            kind: d.params.kind,
-            name: d.params.name,
-            ...namespaced(d.params.kind),
-          }),
-        );
+        return clipObservation(await kubeReads.kubeGetResource(named(d.params)));
       case 'list_pods':
         return clipObservation(
           await kubeReads.kubeListPods({ ...where, kind: 'Deployment', name: plan.resource.name }),
         );
       case 'recent_events':
-        return clipObservation(
-          await kubeReads.kubeRecentEvents({
-            cluster: plan.cluster,
-            kind: d.params.kind,
-            name: d.params.name,
-            ...namespaced(d.params.kind),
-          }),
-        );
+        return clipObservation(await kubeReads.kubeRecentEvents(named(d.params)));
       case 'log_tail':
         return clipObservation(await kubeReads.kubeLogTail({ ...where, ...d.params }));
     }
