@@ -42,7 +42,7 @@ export interface Endpoint {
    * Which real endpoint the target was when planned (a truncated hash of it, never the secret):
    * deliveries to one endpoint queue together, and one that changed since is not sent to.
    */
-  id?: string;
+  id: string;
   channel: ChannelTarget['channel'];
   /** Redacted: the host, or the chat id. */
   target: string;
@@ -270,7 +270,7 @@ export function createNotificationSteps(config: Config) {
     const target = await targetOf(ref);
     const shown = { channel: input.endpoint.channel, target: input.endpoint.target };
     const where = `${shown.channel} ${shown.target}${input.endpoint.person ? ` (${input.endpoint.person})` : ''}`;
-    if (!target || (input.endpoint.id !== undefined && endpointId(target) !== input.endpoint.id)) {
+    if (!target || endpointId(target) !== input.endpoint.id) {
       // The policy or schedule was edited since the rung was planned: the target is gone, or the
       // same place in it now leads elsewhere (a resolve must not go to another routing key).
       await note(

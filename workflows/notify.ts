@@ -16,15 +16,15 @@ const deliveries = proxyActivities<NotificationActivities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10m' },
 });
 
+/** Deliveries queue per real endpoint: two targets may reach one. */
+export const laneOf = (endpoint: Endpoint): string => endpoint.id;
+
 /**
  * Notifications of one incident, sent beside the workflow's own progress: deliveries to one
  * endpoint go in order (a resolve never overtakes its trigger), endpoints run side by side, and
  * one that runs out of tries is noted on the timeline. `idle()` says when none is in flight
  * (before continue-as-new or completing).
  */
-/** Deliveries queue per real endpoint (two targets may reach one); endpoints carried from before `id` existed queue by ref. */
-export const laneOf = (endpoint: Endpoint): string => endpoint.id ?? endpoint.ref;
-
 export function notificationQueue(incident: string) {
   const queues = new Map<string, Promise<void>>();
   let inFlight = 0;
