@@ -21,9 +21,9 @@ import { useMongo } from '../harness/mongo';
 import { eventually } from '../harness/eventually';
 
 /**
- * An incident's opening and closing stages, one activity each (workflows/incident.ts, patches
- * `one-step-triage` and `one-step-close`), against the real store: each writes what the
- * activities it replaces wrote, in their order, once however often it is retried.
+ * An incident's opening and closing stages, one activity each (workflows/incident/triage.ts and
+ * close.ts), against the real store: each writes its records in order, once however often it
+ * is retried.
  */
 describe('incident stages', () => {
   let mongo: Awaited<ReturnType<typeof useMongo>>;

@@ -4,7 +4,7 @@ import { createRunbook } from '../../store/runbooks';
 import { useStack } from '../harness/stack';
 
 /**
- * The triage makes the first attempt's plan (workflows/incident.ts, patch `triage-prepares-plan`),
+ * The triage makes the first attempt's plan (workflows/incident/triage.ts),
  * against the real worker, store and time-skipping server: the plan runs as one the workflow
  * asked for would, and an incident resolved while its triage ran never starts the plan it got.
  */
