@@ -17,7 +17,7 @@ import {
 import { failedWorkflowTasks } from '../harness/history';
 import { killAll, survivors, until } from '../harness/processes';
 import { useSplitStack, type SplitStack } from '../harness/split-stack';
-import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
+import { WORKFLOW_REPLAY_OPTIONS } from '../../worker/workflow-bundle';
 import { FINAL_PLAN_STATES } from '../../domain/remediation';
 
 /**
@@ -432,10 +432,7 @@ it('a worker killed three times while operators and alerts act on incidents whos
     );
     expect(timedOut).toBeGreaterThan(0);
     const failures: string[] = [];
-    for await (const result of Worker.runReplayHistories(
-      { workflowsPath: require.resolve('../../workflows'), bundlerOptions: WORKFLOW_BUNDLER_OPTIONS },
-      histories,
-    ))
+    for await (const result of Worker.runReplayHistories(WORKFLOW_REPLAY_OPTIONS, histories))
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     expect(failures).toEqual([]);
   } finally {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'fs';
 import path from 'path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { WORKFLOW_BUNDLER_OPTIONS, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { WORKFLOW_REPLAY_OPTIONS } from '../../worker/workflow-bundle';
 import { BASELINE } from '../../workflows/baseline';
 
 /**
@@ -33,12 +33,7 @@ const patchIds = (h: History) =>
 async function replay(list: { name: string; history: History }[]): Promise<Map<string, Error | undefined>> {
   const results = new Map<string, Error | undefined>();
   for await (const result of Worker.runReplayHistories(
-    {
-      workflowsPath: require.resolve('../../workflows'),
-      bundlerOptions: WORKFLOW_BUNDLER_OPTIONS,
-      interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
-      replayName: 'foghorn-replay',
-    },
+    { ...WORKFLOW_REPLAY_OPTIONS, replayName: 'foghorn-replay' },
     list.map(({ name, history }) => ({ workflowId: name, history })),
   ))
     results.set(result.workflowId, result.error);
