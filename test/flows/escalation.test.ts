@@ -9,7 +9,18 @@ import {
 } from '../../workflows/escalation-messages';
 import { ESCALATION_STATE } from '../../workflows/search-attributes';
 import { useFlowEnv } from '../harness/flow-env';
-import { asActivities, createFakes, inputs, LADDER, MINUTE, pagerDuty, slack, until, type Fakes } from './fakes';
+import {
+  asActivities,
+  createFakes,
+  inputs,
+  LADDER,
+  MINUTE,
+  pagerDuty,
+  slack,
+  terminateWhenIdle,
+  until,
+  type Fakes,
+} from './fakes';
 
 /**
  * The escalation ladder (workflows/escalation.ts) with fake notification activities on the
@@ -52,7 +63,7 @@ async function withLadder(
     try {
       await test(ladder);
     } finally {
-      await ladder.terminate('test over').catch(() => undefined);
+      await terminateWhenIdle([ladder]);
     }
   });
 }
@@ -80,14 +91,18 @@ describe('the escalation ladder', () => {
     const fakes = createFakes();
     await withLadder(fakes, { level1: [slack, pagerDuty] }, async (ladder) => {
       await untilSent(fakes, 'incident.escalated', 1, 1);
-      expect(sent(fakes, 'incident.escalated', 1, 1)).toEqual([
-        expect.objectContaining({
-          endpoint: slack,
-          scope: 'L1.1',
-          message: 'No automatic remediation strategy is available',
-        }),
-        expect.objectContaining({ endpoint: pagerDuty, scope: 'L1.1' }),
-      ]);
+      await until(() => sent(fakes, 'incident.escalated', 1, 1).length === 2, 'L1 to both endpoints');
+      // One lane per endpoint: side by side, in no set order.
+      expect(sent(fakes, 'incident.escalated', 1, 1)).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            endpoint: slack,
+            scope: 'L1.1',
+            message: 'No automatic remediation strategy is available',
+          }),
+          expect.objectContaining({ endpoint: pagerDuty, scope: 'L1.1' }),
+        ]),
+      );
       // L1's endpoints came with the input: not read again; no maintenance window was asked for L1.
       expect(fakes.levelEndpoints).not.toHaveBeenCalled();
       expect(fakes.maintenanceWindow).not.toHaveBeenCalled();

@@ -1,4 +1,6 @@
 import { Context } from '@temporalio/activity';
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { DeliveryInput, Endpoint } from '../../activities/notifications';
 import type { Ladder } from '../../domain/escalation-policy';
 import type { RemediationOptions } from '../../domain/remediation';
@@ -114,6 +116,8 @@ let approvals = 0;
 
 /** Every activity a Foghorn workflow calls, with the real activity's answer for the ordinary case. */
 function defaults() {
+  /** The Deployment's replicas as the fake cluster has them: what a scale finds before it, and an undo restores. */
+  let replicas = 2;
   return {
     // Incident (activities/incidents.ts, activities/incident-stages.ts)
     drainAndTriage: async (_: { name: string; firstIndex: number }) => ({ drained: 0, triage: options() as unknown }),
@@ -139,8 +143,11 @@ function defaults() {
     recordVerification: async (_: unknown) => undefined,
     finishPlan: async (_: unknown) => undefined,
     resolveKubeStep: async (input: { plan: string; index: number }) => resolvedStep(input),
-    kubeScaleDeployment: async (input: { key: string; cluster: string; replicas: number }) =>
-      kubeResult('ScaleDeployment', input, { replicas: 2 }, { replicas: input.replicas }),
+    kubeScaleDeployment: async (input: { key: string; cluster: string; replicas: number }) => {
+      const before = replicas;
+      replicas = input.replicas;
+      return kubeResult('ScaleDeployment', input, { replicas: before }, { replicas: input.replicas });
+    },
     kubeRestartDeployment: async (input: { key: string; cluster: string }) =>
       kubeResult('RestartDeployment', input, { restartedAt: null }, { restartedAt: '2026-01-01T00:00:00Z' }),
     kubeAdjustResources: async (input: { key: string; cluster: string }) =>
@@ -253,4 +260,77 @@ export function gate(): { wait: () => Promise<void>; open: () => void } {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
   return { wait: () => opened, open };
+}
+
+/** For a fake with a heartbeat timeout (triage, close): waits on `held`, heartbeating, so the server never times it out. */
+export async function heldWithHeartbeats(held: { wait: () => Promise<void> }): Promise<void> {
+  const activity = Context.current();
+  const beat = setInterval(() => activity.heartbeat(), 1_000);
+  try {
+    await held.wait();
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+/**
+ * Until `workflow` has no activity in flight and no workflow task pending. Before a test cancels
+ * something (a resolve cancels the plan, a cancel the approval): the time-skipping server leaves a
+ * workflow stuck for good, and time skipping locked for every later test, when one workflow task
+ * both sees an activity complete and asks to cancel it ("ACTIVITY_UNKNOWN",
+ * temporalio/sdk-typescript#1058). A real server takes that in its stride.
+ */
+export function untilIdle(workflow: WorkflowHandle, timeoutMs?: number): Promise<void> {
+  // From the history: the test server's DescribeWorkflowExecution lists no pending activities.
+  return until(
+    async () => {
+      const events = (await workflow.fetchHistory()).events ?? [];
+      const count = (types: number[]) => events.filter((e) => types.includes(e.eventType ?? 0)).length;
+      const last = events[events.length - 1]?.eventType ?? 0;
+      // Every activity closed and every workflow task done (the last one saw them), or the run ended.
+      return (
+        RUN_CLOSED.includes(last) ||
+        (count([ACTIVITY_SCHEDULED]) === count(ACTIVITY_CLOSED) &&
+          count([WORKFLOW_TASK_SCHEDULED]) === count(WORKFLOW_TASK_CLOSED))
+      );
+    },
+    `${workflow.workflowId} idle`,
+    timeoutMs,
+  );
+}
+
+const E = temporal.api.enums.v1.EventType;
+const ACTIVITY_SCHEDULED = E.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED;
+const ACTIVITY_CLOSED = [
+  E.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+  E.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+  E.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
+  E.EVENT_TYPE_ACTIVITY_TASK_CANCELED,
+];
+const WORKFLOW_TASK_SCHEDULED = E.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED;
+const WORKFLOW_TASK_CLOSED = [
+  E.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+  E.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+  E.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT,
+];
+const RUN_CLOSED: number[] = [
+  E.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+  E.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+  E.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+  E.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+  E.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+  E.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+];
+
+/**
+ * Ends a test's workflows: each terminated once it has no activity in flight (at most a few
+ * seconds: a test that failed may hold one for good). The time-skipping server keeps time locked
+ * for an activity of a workflow terminated while it ran, and every later test of the file would
+ * wait for its timers in real time.
+ */
+export async function terminateWhenIdle(workflows: WorkflowHandle[]): Promise<void> {
+  for (const workflow of workflows) {
+    await untilIdle(workflow, 5_000).catch(() => undefined); // gone, or held by a failed test
+    await workflow.terminate('test over').catch(() => undefined); // completed already
+  }
 }
