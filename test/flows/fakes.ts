@@ -1,7 +1,12 @@
 import { Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { DeliveryInput, Endpoint } from '../../activities/notifications';
+import type { PreparedTurn } from '../../activities/chat';
+import type { AgentMessage, AgentToolCall } from '../../domain/agent-conversation';
+import type { ToolCall, ToolCaller, ToolResult } from '../../domain/agent-tools';
+import type { ChatTurn, MediaRef } from '../../domain/chat';
 import type { Ladder } from '../../domain/escalation-policy';
 import type { RemediationOptions } from '../../domain/remediation';
 import type { KubeStepInput, PreparedPlan, ResolvedKubeStep } from '../../domain/remediation-plan';
@@ -224,7 +229,43 @@ function defaults() {
     deliverNotification: async (_: DeliveryInput) => 'delivered',
     noteNotificationFailed: async (_: unknown) => undefined,
     notifyHomeChannel: async (_: unknown) => 'delivered',
-    deliverCallback: async (_: unknown) => 'delivered',
+    deliverCallback: async (_: { messageId: string; chatId: string; kind: string; seq: number; text: string }) =>
+      'delivered',
+    // Chat (activities/chat.ts, agent-llm.ts, agent-tools.ts, media.ts, transcribe.ts)
+    loadChatHistory: async (_: { chatId: string; limit: number }) => [] as ChatTurn[],
+    prepareTurn: async (input: { messageId: string }): Promise<PreparedTurn> => ({
+      chatId: 'room-1',
+      userId: 'u-ana',
+      text: `/status ${input.messageId}`,
+      agent: 'builtin',
+      shell: false,
+    }),
+    completeTurn: async (_: { messageId: string; prompt: string; reply: string; replyKind: string }) => undefined,
+    fetchMedia: async (input: { messageId: string; field: string; url: string; mime?: string }): Promise<MediaRef> => ({
+      fileId: `file-${input.field}`,
+      ...(input.mime && { mime: input.mime }),
+    }),
+    transcribeAudio: async (_: { fileId: string; mime?: string }) => ({ text: 'list incidents', backend: 'whisper' }),
+    llmAgentStep: async (_: { messages: AgentMessage[]; shell: boolean; imageFileId?: string }) => ({
+      content: 'All quiet.',
+      toolCalls: [] as AgentToolCall[],
+    }),
+    runAgentTool: async (_: { caller: ToolCaller; call: ToolCall }): Promise<ToolResult> => ({
+      text: 'No open incidents.',
+    }),
+    // Clusters, reconciler, audit export
+    watchCluster: async (_: { cluster: string; checkpoint?: unknown; roundMs?: number }) => ({ version: 1 }) as unknown,
+    checkClusterHealth: async (_: { cluster: string }) => ({
+      phase: 'Connected',
+      connected: true,
+      checkedAt: new Date().toISOString(),
+      message: '3/3 nodes ready',
+    }),
+    reconcileIncidents: async () => 0,
+    reconcileChats: async () => 0,
+    writeAuditExport: async (_: { jobId: string }) => ({ records: 120, bytes: 40_960 }),
+    failAuditExport: async (_: { jobId: string; reason: string }) => undefined,
+    expireAuditExport: async (_: { jobId: string }) => undefined,
   };
 }
 
@@ -333,4 +374,13 @@ export async function terminateWhenIdle(workflows: WorkflowHandle[]): Promise<vo
     await untilIdle(workflow, 5_000).catch(() => undefined); // gone, or held by a failed test
     await workflow.terminate('test over').catch(() => undefined); // completed already
   }
+}
+
+/** The input a run started with (a continued run's: what the run before carried). */
+export async function startInput<T>(workflow: WorkflowHandle, runId?: string): Promise<T> {
+  const handle = runId ? workflow.client.getHandle(workflow.workflowId, runId) : workflow;
+  const [started] = (await handle.fetchHistory()).events ?? [];
+  const payload = started?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  if (!payload) throw new Error(`${workflow.workflowId} has no start input`);
+  return defaultPayloadConverter.fromPayload<T>(payload);
 }

@@ -106,20 +106,28 @@ function installQuietRuntime(): void {
 export async function useFlowEnv() {
   installQuietRuntime();
   const [env, code] = await Promise.all([createTimeSkippingEnv(), workflowBundle()]);
-  return {
-    env,
-    client: env.client,
-    /** A worker of Foghorn's workflows with `activities`, on a task queue of its own. */
-    async worker(activities: ActivityFns): Promise<{ worker: Worker; taskQueue: string }> {
-      const taskQueue = `flows-${process.pid}-${++queues}`;
-      const worker = await Worker.create({
+  /** A worker of Foghorn's workflows with `activities`, on a task queue of its own. */
+  const worker = async (activities: ActivityFns): Promise<{ worker: Worker; taskQueue: string }> => {
+    const taskQueue = `flows-${process.pid}-${++queues}`;
+    return {
+      worker: await Worker.create({
         connection: env.nativeConnection,
         namespace: env.namespace ?? 'default',
         taskQueue,
         workflowBundle: code,
         activities,
-      });
-      return { worker, taskQueue };
+      }),
+      taskQueue,
+    };
+  };
+  return {
+    env,
+    client: env.client,
+    worker,
+    /** Runs `test` while a worker with `activities` runs (stopped after it). */
+    async run<T>(activities: ActivityFns, test: (taskQueue: string) => Promise<T>): Promise<T> {
+      const { worker: running, taskQueue } = await worker(activities);
+      return running.runUntil(() => test(taskQueue));
     },
     stop: () => env.teardown(),
   };
