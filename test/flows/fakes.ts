@@ -233,10 +233,10 @@ function defaults() {
       'delivered',
     // Chat (activities/chat.ts, agent-llm.ts, agent-tools.ts, media.ts, transcribe.ts)
     loadChatHistory: async (_: { chatId: string; limit: number }) => [] as ChatTurn[],
-    prepareTurn: async (input: { messageId: string }): Promise<PreparedTurn> => ({
+    prepareTurn: async (_: { messageId: string }): Promise<PreparedTurn> => ({
       chatId: 'room-1',
       userId: 'u-ana',
-      text: `/status ${input.messageId}`,
+      text: '/incidents',
       agent: 'builtin',
       shell: false,
     }),
