@@ -11,7 +11,7 @@ import type { ConnectionPlugin } from '@temporalio/client';
 import fs from 'fs';
 import path from 'path';
 import { TOOLS_DIR } from '../../cli/paths';
-import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
+import { WORKFLOW_BUNDLER_OPTIONS, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 /**
@@ -23,8 +23,12 @@ import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 /**
  * The SDK's client connection pings every 30 s, and the time-skipping test server (grpc-java)
  * permits one ping in 5 minutes: at the third strike it closes the connection with "too many
- * pings", and a retried `env.sleep` then skips its whole duration a second time (see
- * test/harness/temporal.ts). Without keepalive pings, the connection is never closed.
+ * pings". That happens when `env.sleep` waits a minute and a half in real time (a loaded machine
+ * running the timers' activities), and the SDK then retries the sleep, which is not idempotent:
+ * it unlocks time skipping a second time and sleeps its whole duration again, so activities time
+ * out in test time, timers overshoot, and an unbalanced unlock can leave time running at wall
+ * speed for the rest of the file. Without keepalive pings, the connection is never closed.
+ * (Also test/harness/temporal.ts's, for the slow layer.)
  */
 export const withoutKeepalive: ConnectionPlugin = {
   name: 'foghorn-test-no-keepalive',
@@ -58,11 +62,12 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
 /** Set by test/harness/flow-bundle-setup.ts (the fast layer's globalSetup): the bundle built once for all files. */
 export const FLOW_BUNDLE_VARIABLE = 'FOGHORN_FLOW_BUNDLE';
 
-/** Foghorn's workflows bundled as every worker bundles them (WORKFLOW_BUNDLER_OPTIONS). */
+/** Foghorn's workflows bundled as every worker bundles them (worker/workflow-bundle.ts), interceptors included. */
 export async function buildWorkflowBundle(): Promise<{ code: string }> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../workflows'),
     ...WORKFLOW_BUNDLER_OPTIONS,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     logger: new DefaultLogger('WARN'),
   });
   return { code };

@@ -1,42 +1,15 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { stopHandOvers } from '../../operations/incident-handover';
 import type { Worker } from '@temporalio/worker';
-import type { ConnectionPlugin } from '@temporalio/client';
 import path from 'path';
 import { TASK_PROBLEMS_SETTING } from '../../cli/embedded/temporal';
 import { TOOLS_DIR } from '../../cli/paths';
 import { parseConfig } from '../../config/env';
-import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { createWorker, type WorkerOptions } from '../../worker/worker';
+import { registerSearchAttributes, withoutKeepalive } from './flow-env';
 import { useMongo } from './mongo';
 
 let counter = 0;
-
-/**
- * The SDK's client connection pings every 30 s, and the time-skipping test server (grpc-java)
- * permits one ping in 5 minutes: at the third strike it closes the connection with "too many
- * pings". That happens when `env.sleep` waits a minute and a half in real time (a loaded machine
- * running the timers' activities), and the SDK then retries the sleep, which is not idempotent:
- * it unlocks time skipping a second time and sleeps its whole duration again, so activities time
- * out in test time, timers overshoot, and an unbalanced unlock can leave time running at wall
- * speed for the rest of the file. Without keepalive pings, the connection is never closed.
- */
-const withoutKeepalive: ConnectionPlugin = {
-  name: 'foghorn-test-no-keepalive',
-  configureConnection: (options) => ({
-    ...options,
-    channelArgs: { ...options.channelArgs, 'grpc.keepalive_time_ms': -1 },
-  }),
-};
-
-/** Foghorn's search attributes, registered on the test server as the dev server does at start. */
-async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {
-  const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
-  await env.connection.operatorService.addSearchAttributes({
-    namespace: env.namespace ?? 'default',
-    searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((key) => [key.name, KEYWORD])),
-  });
-}
 
 export interface WorkflowEnvOptions {
   /** A workflows module other than Foghorn's own (harness self-test fixtures). */
