@@ -1,7 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ApprovalDecisionRequest, ApprovalWorkflowInput } from '../../domain/approval-requests';
 import type { Actor } from '../../domain/incident-requests';
-import type { UserRole } from '../../domain/roles';
 import type { approvalWorkflow } from '../../workflows/approval';
 import { approvalStatusQuery, decideApprovalUpdate } from '../../workflows/approval-messages';
 import { APPROVAL_STATUS } from '../../workflows/search-attributes';
@@ -13,6 +12,7 @@ import {
   inputs,
   MINUTE,
   pagerDuty,
+  person,
   slack,
   until,
   untilIdle,
@@ -35,7 +35,6 @@ afterAll(() => flow?.stop());
 const TTL = 30 * MINUTE;
 let approvals = 0;
 
-const actor = (user: string, role: UserRole): Actor => ({ user, role, sourceIP: '10.0.0.7', userAgent: 'curl/8' });
 const decide = (
   approval: WorkflowHandle,
   decision: ApprovalDecisionRequest['decision'],
@@ -111,10 +110,10 @@ describe('an approval', () => {
       expect(await approval.query(approvalStatusQuery)).toBe('pending');
       expect(await status(approval)).toBe('pending');
 
-      await decide(approval, 'approve', actor('olivia', 'operator'), 'go ahead');
+      await decide(approval, 'approve', person('olivia', 'operator'), 'go ahead');
       // The update's handler wrote the decision before it answered.
       expect(inputs(fakes.recordApprovalDecision)).toEqual([
-        expect.objectContaining({ name, status: 'approved', actor: actor('olivia', 'operator'), comment: 'go ahead' }),
+        expect.objectContaining({ name, status: 'approved', actor: person('olivia', 'operator'), comment: 'go ahead' }),
       ]);
       expect(await approval.result()).toEqual({ status: 'approved', decidedBy: 'olivia', comment: 'go ahead' });
       expect(await status(approval)).toBe('approved');
@@ -126,7 +125,7 @@ describe('an approval', () => {
   it('is rejected', async () => {
     const fakes = createFakes();
     await withApproval(fakes, {}, async (approval, name) => {
-      await decide(approval, 'reject', actor('olivia', 'admin'), 'not during the sale');
+      await decide(approval, 'reject', person('olivia', 'admin'), 'not during the sale');
       expect(await approval.result()).toEqual({
         status: 'rejected',
         decidedBy: 'olivia',
@@ -161,7 +160,7 @@ describe('an approval', () => {
   it('answers 403 to a role below the one required, without a write, and takes a high enough role’s decision', async () => {
     const fakes = createFakes();
     await withApproval(fakes, { requiredRole: 'admin' }, async (approval, name) => {
-      for (const who of [actor('vic', 'viewer'), actor('otto', 'operator')])
+      for (const who of [person('vic', 'viewer'), person('otto', 'operator')])
         await expect(decide(approval, 'approve', who)).rejects.toMatchObject({
           cause: {
             type: 'Forbidden',
@@ -172,7 +171,7 @@ describe('an approval', () => {
       expect(fakes.recordApprovalDecision).not.toHaveBeenCalled();
       expect(await approval.query(approvalStatusQuery)).toBe('pending');
 
-      await decide(approval, 'approve', actor('ada', 'admin'));
+      await decide(approval, 'approve', person('ada', 'admin'));
       expect(await approval.result()).toMatchObject({ status: 'approved', decidedBy: 'ada' });
     });
   });
@@ -186,9 +185,9 @@ describe('an approval', () => {
       return 'delivered';
     });
     await withApproval(fakes, {}, async (approval) => {
-      await decide(approval, 'approve', actor('olivia', 'operator'));
+      await decide(approval, 'approve', person('olivia', 'operator'));
       await until(() => closed(fakes).length > 0, 'the closing alert');
-      await expect(decide(approval, 'reject', actor('bob', 'admin'))).rejects.toMatchObject({
+      await expect(decide(approval, 'reject', person('bob', 'admin'))).rejects.toMatchObject({
         cause: {
           type: 'Conflict',
           message: 'Approval already decided',

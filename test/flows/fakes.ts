@@ -11,6 +11,8 @@ import type { Ladder } from '../../domain/escalation-policy';
 import type { RemediationOptions } from '../../domain/remediation';
 import type { KubeStepInput, PreparedPlan, ResolvedKubeStep } from '../../domain/remediation-plan';
 import type { ActivityFns } from '../harness/flow-env';
+import type { Actor } from '../../domain/incident-requests';
+import type { UserRole } from '../../domain/roles';
 
 /**
  * Fake activities for the workflow tests of test/flows/: each a jest.fn recording its calls,
@@ -126,10 +128,6 @@ function defaults() {
   return {
     // Incident (activities/incidents.ts, activities/incident-stages.ts)
     drainAndTriage: async (_: { name: string; firstIndex: number }) => ({ drained: 0, triage: options() as unknown }),
-    triageIncident: async (_: unknown) => options() as unknown,
-    analyzeIncident: async (_: unknown) => ({ insight: 'INS-1', provider: 'rules', model: 'rules' }),
-    matchRunbook: async (_: unknown) => null,
-    remediationOptions: async (_: { name: string }) => options(),
     preparePlan: async (input: { name: string; attempt: number }) =>
       plan({ name: `RP-${input.attempt}`, incident: input.name, attempt: input.attempt }),
     setIncidentState: async (_: unknown) => true,
@@ -228,7 +226,6 @@ function defaults() {
     noteLadder: async (_: unknown) => undefined,
     deliverNotification: async (_: DeliveryInput) => 'delivered',
     noteNotificationFailed: async (_: unknown) => undefined,
-    notifyHomeChannel: async (_: unknown) => 'delivered',
     deliverCallback: async (_: { messageId: string; chatId: string; kind: string; seq: number; text: string }) =>
       'delivered',
     // Chat (activities/chat.ts, agent-llm.ts, agent-tools.ts, media.ts, transcribe.ts)
@@ -384,3 +381,11 @@ export async function startInput<T>(workflow: WorkflowHandle, runId?: string): P
   if (!payload) throw new Error(`${workflow.workflowId} has no start input`);
   return defaultPayloadConverter.fromPayload<T>(payload);
 }
+
+/** A person acting through the API, as the updates receive them (identity from the token). */
+export const person = (user: string, role: UserRole = 'operator'): Actor => ({
+  user,
+  role,
+  sourceIP: '10.0.0.9',
+  userAgent: 'foghorn-cli',
+});

@@ -8,7 +8,6 @@ import {
   type ResolveRequest,
 } from '../../domain/incident-requests';
 import { PLAN_ABANDONED_RESULT } from '../../domain/remediation';
-import type { UserRole } from '../../domain/roles';
 import { decideApprovalUpdate } from '../../workflows/approval-messages';
 import { ladderStateQuery } from '../../workflows/escalation-messages';
 import {
@@ -30,6 +29,7 @@ import {
   LADDER,
   MINUTE,
   options,
+  person,
   plan,
   planNeedingApproval,
   slack,
@@ -56,12 +56,6 @@ afterAll(() => flow?.stop());
 
 let incidents = 0;
 
-const person = (user: string, role: UserRole = 'operator'): Actor => ({
-  user,
-  role,
-  sourceIP: '10.0.0.9',
-  userAgent: 'foghorn-cli',
-});
 const ALERTMANAGER: Actor = { user: 'alertmanager', role: 'system', sourceIP: '10.0.0.2', userAgent: 'Alertmanager' };
 
 const acknowledge = (incident: WorkflowHandle, by = 'alice') =>
