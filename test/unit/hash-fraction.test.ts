@@ -10,7 +10,9 @@ describe('hashFraction', () => {
   });
 
   it('spreads names that differ only at the end evenly (a storm opens INC-…-001 to -300 together)', () => {
-    const shares = Array.from({ length: 1000 }, (_, i) => hashFraction(`INC-20261127-${String(i + 1).padStart(3, '0')}`));
+    const shares = Array.from({ length: 1000 }, (_, i) =>
+      hashFraction(`INC-20261127-${String(i + 1).padStart(3, '0')}`),
+    );
     const tenths = Array<number>(10).fill(0);
     for (const s of shares) tenths[Math.floor(s * 10)]++;
     // 100 expected in each tenth; a fair spread of 1,000 stays well within 60–140.
