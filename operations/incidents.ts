@@ -315,8 +315,7 @@ function workflowInput(incident: IncidentRecord): IncidentWorkflowInput {
         correlatedSignals: signalCount(incident),
       },
       pending: [],
-      signalsSeen: signalCount(incident),
-      pastTriage: true,
+      signalsRecorded: signalCount(incident),
       // An escalated incident's ladder outlives a terminated run: the new run keeps telling it.
       ...(incident.state === 'Escalated' && { ladder: true }),
     },

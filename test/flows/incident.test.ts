@@ -710,8 +710,7 @@ describe('the incident workflow: continue-as-new', () => {
         correlatedSignals: 5,
       },
       pending: [waiting],
-      signalsSeen: 5,
-      pastTriage: true,
+      signalsRecorded: 5,
       ladder: true,
     };
     await withIncident(

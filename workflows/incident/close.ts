@@ -20,7 +20,7 @@ export async function awaitResolution(run: IncidentRun, recorder: SignalRecorder
   const { live, pending, signalsRecorded, ladderStarted } = run;
   await continueAsNew<(input: IncidentWorkflowInput) => Promise<void>>({
     ...run.input,
-    carried: { live, pending, signalsSeen: signalsRecorded, pastTriage: true, ...(ladderStarted && { ladder: true }) },
+    carried: { live, pending, signalsRecorded, ...(ladderStarted && { ladder: true }) },
   });
 }
 

@@ -16,8 +16,7 @@ export interface IncidentWorkflowInput {
   carried?: {
     live: LiveState;
     pending: CorrelatedSignal[];
-    signalsSeen: number;
-    pastTriage: boolean;
+    signalsRecorded: number;
     /** The escalation ladder (`<name>-escalation`) runs: acknowledge, snooze and resolve are forwarded to it. */
     ladder?: boolean;
   };
@@ -61,7 +60,7 @@ export function startRun(input: IncidentWorkflowInput): IncidentRun {
     name: input.name,
     live: carried?.live ?? { state: 'Detected', acknowledged: false, correlatedSignals: 0 },
     pending: carried?.pending ?? [],
-    signalsRecorded: carried?.signalsSeen ?? 0,
+    signalsRecorded: carried?.signalsRecorded ?? 0,
     // A continued run looks in the inbox once as it starts: signals queued while the run before
     // it closed, or a hand-over lost to a crash, are not missed. A first run's triage does it.
     inboxQueued: !!carried,
