@@ -13,7 +13,7 @@ import { Client } from '@temporalio/client';
 import { createActivities, type Activities } from '../activities';
 import type { Config } from '../config/env';
 import type { Logger as PinoLogger } from 'pino';
-import { WORKFLOW_BUNDLER_OPTIONS, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
+import { WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
 
 export interface WorkerOptions {
   config: Config;
@@ -82,7 +82,6 @@ export function createWorker(options: WorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
-    bundlerOptions: WORKFLOW_BUNDLER_OPTIONS,
     interceptors: { workflowModules: WORKFLOW_INTERCEPTOR_MODULES },
     // The agent's incident tools act through Temporal, over the worker's own connection.
     activities: (options.wrapActivities ?? ((activities) => activities))(

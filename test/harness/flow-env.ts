@@ -11,7 +11,7 @@ import type { ConnectionPlugin } from '@temporalio/client';
 import fs from 'fs';
 import path from 'path';
 import { TOOLS_DIR } from '../../cli/paths';
-import { WORKFLOW_BUNDLER_OPTIONS, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { WORKFLOW_REPLAY_OPTIONS } from '../../worker/workflow-bundle';
 import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 
 /**
@@ -65,9 +65,8 @@ export const FLOW_BUNDLE_VARIABLE = 'FOGHORN_FLOW_BUNDLE';
 /** Foghorn's workflows bundled as every worker bundles them (worker/workflow-bundle.ts), interceptors included. */
 export async function buildWorkflowBundle(): Promise<{ code: string }> {
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../workflows'),
-    ...WORKFLOW_BUNDLER_OPTIONS,
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    workflowsPath: WORKFLOW_REPLAY_OPTIONS.workflowsPath,
+    workflowInterceptorModules: WORKFLOW_REPLAY_OPTIONS.interceptors.workflowModules,
     logger: new DefaultLogger('WARN'),
   });
   return { code };

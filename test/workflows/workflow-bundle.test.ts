@@ -1,5 +1,4 @@
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
+import { buildWorkflowBundle } from '../harness/flow-env';
 
 /**
  * The workflow bundle holds no zod: workflows import domain/ only, which declares plain types,
@@ -10,11 +9,7 @@ import { WORKFLOW_BUNDLER_OPTIONS } from '../../worker/workflow-bundle';
  */
 describe('the workflow bundle', () => {
   it('holds the domain modules the workflows import, and neither zod nor contracts/', async () => {
-    const { code } = await bundleWorkflowCode({
-      workflowsPath: require.resolve('../../workflows'),
-      ...WORKFLOW_BUNDLER_OPTIONS,
-      logger: new DefaultLogger('ERROR'),
-    });
+    const { code } = await buildWorkflowBundle();
     expect(code).toMatch(/\/domain\/duration\.ts/);
     expect(code).not.toMatch(/node_modules\/zod\//);
     expect(code).not.toMatch(/\/contracts\//);
