@@ -118,7 +118,7 @@ async function settle(
       return { state: 'Failed', result: 'cancelled: the incident was resolved' };
     // A plan that failed as code (a bug, not a failed fix) counts as a failed attempt; its record
     // is closed here (a no-op when the plan closed it itself).
-    const result = `plan workflow failed: ${(err as Error).message}`;
+    const result = `the plan failed unexpectedly: ${(err as Error).message}`;
     await CancellationScope.nonCancellable(() =>
       incidentStore.finishPlan({ plan: plan.name, state: 'Failed', result }),
     );
