@@ -18,3 +18,4 @@ export * from './step-run';
 export * from './notification-delivery';
 export * from './escalation-config';
 export * from './audit-export-job';
+export * from './change';

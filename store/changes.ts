@@ -1,0 +1,181 @@
+import type { AvailabilitySample, Change, RevisionHealth, RevisionState } from '../domain/changes';
+import { AvailabilityModel, ChangeModel, RevisionModel } from './models';
+import { findPage, type Page } from './pagination';
+
+/**
+ * The change record, revision health and availability samples (domain/changes.ts), written by
+ * the cluster watcher and read by evidence, rollback and postmortems. Every write is an
+ * idempotent upsert by a deterministic key: a watcher that relists after a hand-over writes
+ * nothing twice. MongoDB-wire servers ignore TTL indexes, so retention is an explicit prune.
+ */
+
+const NO_ID = { _id: 0 } as const;
+
+export type ChangeRecord = Change & { recordedAt: Date };
+
+/** Records changes not yet recorded (by id); returns how many were new. */
+export async function recordChanges(changes: Change[], now = new Date()): Promise<number> {
+  if (changes.length === 0) return 0;
+  const result = await ChangeModel.bulkWrite(
+    changes.map((c) => ({
+      updateOne: {
+        filter: { id: c.id },
+        update: { $setOnInsert: { ...c, recordedAt: now } },
+        upsert: true,
+      },
+    })),
+    { ordered: false },
+  );
+  return result.upsertedCount;
+}
+
+export interface ChangeFilter {
+  cluster?: string;
+  namespace?: string;
+  /** `<Kind>/<name>`: the changed object, or a workload the change concerns. */
+  resource?: string;
+  since?: Date;
+}
+
+function changeQuery(f: ChangeFilter): Record<string, unknown> {
+  const q: Record<string, unknown> = {};
+  if (f.cluster) q.cluster = f.cluster;
+  if (f.namespace !== undefined) q.namespace = f.namespace;
+  if (f.resource) q.$or = [{ resource: f.resource }, { workloads: f.resource }];
+  if (f.since) q.at = { $gte: f.since };
+  return q;
+}
+
+/** One page of changes, newest first. */
+export function listChanges(filter: ChangeFilter, page: number, pageSize: number): Promise<Page<ChangeRecord>> {
+  return findPage<ChangeRecord>(ChangeModel, changeQuery(filter), { at: -1, id: -1 }, page, pageSize, NO_ID);
+}
+
+/**
+ * The changes that concern a workload (itself, what it mounts, the nodes it runs on) between
+ * `from` and `to`, newest first, at most `limit`.
+ */
+export function changesConcerning(
+  cluster: string,
+  namespace: string,
+  workload: string,
+  nodes: string[],
+  from: Date,
+  to: Date,
+  limit = 50,
+): Promise<ChangeRecord[]> {
+  return ChangeModel.find(
+    {
+      cluster,
+      at: { $gte: from, $lte: to },
+      $or: [
+        { namespace, resource: workload },
+        { namespace, workloads: workload },
+        ...(nodes.length > 0 ? [{ namespace: '', resource: { $in: nodes.map((n) => `Node/${n}`) } }] : []),
+      ],
+    },
+    NO_ID,
+  )
+    .sort({ at: -1, id: -1 })
+    .limit(limit)
+    .lean<ChangeRecord[]>();
+}
+
+export async function getChange(id: string): Promise<ChangeRecord | undefined> {
+  return (await ChangeModel.findOne({ id }, NO_ID).lean<ChangeRecord>()) ?? undefined;
+}
+
+/** Changes older than `before`, then the oldest past `maxCount` in the cluster; returns how many went. */
+export async function pruneChanges(cluster: string, before: Date, maxCount: number): Promise<number> {
+  let removed = (await ChangeModel.deleteMany({ cluster, at: { $lt: before } })).deletedCount;
+  const count = await ChangeModel.countDocuments({ cluster });
+  if (count > maxCount) {
+    const cut = await ChangeModel.find({ cluster }, { at: 1, _id: 0 })
+      .sort({ at: -1 })
+      .skip(maxCount)
+      .limit(1)
+      .lean<{ at: Date }[]>();
+    if (cut[0]) removed += (await ChangeModel.deleteMany({ cluster, at: { $lte: cut[0].at } })).deletedCount;
+  }
+  await RevisionModel.deleteMany({ cluster, firstSeenAt: { $lt: before }, state: { $ne: 'Healthy' } });
+  await AvailabilityModel.deleteMany({ cluster, at: { $lt: before } });
+  return removed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Revision health
+// ---------------------------------------------------------------------------------------------
+
+/** Which verdicts a new observation may replace: a proven verdict is never taken back by a weaker one. */
+const REPLACES: Record<RevisionState, RevisionState[]> = {
+  Unobserved: ['Unobserved'],
+  Progressing: ['Unobserved', 'Progressing'],
+  Failed: ['Unobserved', 'Progressing'],
+  // A revision that failed (a pull that later worked) and then stayed available is healthy.
+  Healthy: ['Unobserved', 'Progressing', 'Failed'],
+};
+
+/** Records what was seen of a revision; a state moves only forward (REPLACES). */
+export async function recordRevision(h: RevisionHealth): Promise<void> {
+  const key = { cluster: h.cluster, namespace: h.namespace, resource: h.resource, revision: h.revision };
+  const { state, healthyAt, failure, firstSeenAt, ...rest } = h;
+  await RevisionModel.updateOne(key, { $setOnInsert: { ...rest, state: 'Unobserved', firstSeenAt } }, { upsert: true });
+  await RevisionModel.updateOne(
+    { ...key, state: { $in: REPLACES[state] } },
+    {
+      $set: {
+        state,
+        replicaSet: h.replicaSet,
+        templateHash: h.templateHash,
+        images: h.images,
+        ...(healthyAt && { healthyAt }),
+        ...(failure && { failure }),
+      },
+    },
+  );
+}
+
+/** Every recorded revision of a Deployment, newest first. */
+export function revisionsOf(cluster: string, namespace: string, resource: string): Promise<RevisionHealth[]> {
+  return RevisionModel.find({ cluster, namespace, resource }, NO_ID).sort({ revision: -1 }).lean<RevisionHealth[]>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Availability
+// ---------------------------------------------------------------------------------------------
+
+export async function recordAvailability(samples: AvailabilitySample[]): Promise<void> {
+  if (samples.length === 0) return;
+  await AvailabilityModel.bulkWrite(
+    samples.map((s) => ({
+      updateOne: {
+        filter: { cluster: s.cluster, namespace: s.namespace, resource: s.resource, at: s.at },
+        update: { $setOnInsert: s },
+        upsert: true,
+      },
+    })),
+    { ordered: false },
+  );
+}
+
+/** A Deployment's samples in [from, to], preceded by the last one before `from` (the state at `from`). */
+export async function availabilityBetween(
+  cluster: string,
+  namespace: string,
+  resource: string,
+  from: Date,
+  to: Date,
+): Promise<AvailabilitySample[]> {
+  const key = { cluster, namespace, resource };
+  const [before, during] = await Promise.all([
+    AvailabilityModel.find({ ...key, at: { $lt: from } }, NO_ID)
+      .sort({ at: -1 })
+      .limit(1)
+      .lean<AvailabilitySample[]>(),
+    AvailabilityModel.find({ ...key, at: { $gte: from, $lte: to } }, NO_ID)
+      .sort({ at: 1 })
+      .limit(5000)
+      .lean<AvailabilitySample[]>(),
+  ]);
+  return [...before, ...during];
+}
