@@ -1,3 +1,4 @@
+import { FOGHORN_FIELD_MANAGER } from '../domain/change-record';
 import {
   ApiException,
   AppsV1Api,
@@ -188,6 +189,8 @@ export interface WriteOptions {
   dryRun?: boolean;
 }
 const dryRunParam = (opts: WriteOptions) => (opts.dryRun ? { dryRun: 'All' } : {});
+/** Patches name Foghorn as their field manager: the change record marks them as Foghorn's. */
+const patchParams = (opts: WriteOptions) => ({ fieldManager: FOGHORN_FIELD_MANAGER, ...dryRunParam(opts) });
 const objectRef = (t: ObjectTarget) => ({ name: t.name, namespace: t.namespace });
 
 const imagesOf = (template: V1PodTemplateSpec | undefined) =>
@@ -255,7 +258,7 @@ export function writeRestart(
   const body = { spec: { template: { metadata: { annotations: { [RESTARTED_AT_ANNOTATION]: restartedAt } } } } };
   return kubeCall(
     target,
-    (o) => apps.patchNamespacedDeployment({ ...objectRef(target), body, ...dryRunParam(opts) }, o),
+    (o) => apps.patchNamespacedDeployment({ ...objectRef(target), body, ...patchParams(opts) }, o),
     { patch: PatchStrategy.StrategicMergePatch },
   );
 }
@@ -278,7 +281,7 @@ export function writeScale(
     target,
     (o) =>
       apps.patchNamespacedDeploymentScale(
-        { ...objectRef(target), body: { spec: { replicas } }, ...dryRunParam(opts) },
+        { ...objectRef(target), body: { spec: { replicas } }, ...patchParams(opts) },
         o,
       ),
     { patch: PatchStrategy.MergePatch },
@@ -337,7 +340,7 @@ export function writeResources(
   const body = { spec: { template: { spec: { containers: [{ name: container, resources }] } } } };
   return kubeCall(
     target,
-    (o) => apps.patchNamespacedDeployment({ ...objectRef(target), body, ...dryRunParam(opts) }, o),
+    (o) => apps.patchNamespacedDeployment({ ...objectRef(target), body, ...patchParams(opts) }, o),
     { patch: PatchStrategy.StrategicMergePatch },
   );
 }
@@ -400,7 +403,7 @@ export function writeRollback(
   const body = [{ op: 'replace', path: '/spec/template', value: template }];
   return kubeCall(
     target,
-    (o) => apps.patchNamespacedDeployment({ ...objectRef(target), body, ...dryRunParam(opts) }, o),
+    (o) => apps.patchNamespacedDeployment({ ...objectRef(target), body, ...patchParams(opts) }, o),
     { patch: PatchStrategy.JsonPatch },
   );
 }

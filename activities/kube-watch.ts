@@ -12,6 +12,8 @@ import { type SignalType } from '../domain/vocabulary';
 import { signalTypeSchema } from '../contracts/vocabulary';
 import { applySignal } from '../operations/signals';
 import { listIncidents } from '../store/incidents';
+import { recordAvailability, recordChanges, recordRevision, pruneChanges } from '../store/changes';
+import { contentHashKey } from '../store/cluster-secrets';
 import { kubeConfigFor } from './kube/client';
 import { ClusterWatcher, type KnownIncident } from './kube-watch/engine';
 
@@ -93,11 +95,23 @@ export function createKubeWatchActivities({ config, client, taskQueue }: KubeWat
         deliver: (signal, status) => applySignal(ops, signal, status),
         knownIncidents: () => knownIncidents(input.cluster),
         log: ctx.log,
+        changes: {
+          sink: { changes: (c) => recordChanges(c), revision: recordRevision, availability: recordAvailability },
+          hashKey: contentHashKey(),
+          stableAfterMs: config.FOGHORN_REVISION_STABLE_AFTER,
+          retentionMs: config.FOGHORN_CHANGE_RETENTION,
+        },
       });
       if (checkpoint) watcher.restore(checkpoint);
+      const pruned = await pruneChanges(
+        input.cluster,
+        new Date(Date.now() - config.FOGHORN_CHANGE_RETENTION),
+        config.FOGHORN_CHANGE_MAX_RECORDS,
+      );
       ctx.log.info('cluster watch starting', {
         cluster: input.cluster,
         resumed: beat.success ? 'heartbeat' : checkpoint ? 'previous round' : 'fresh',
+        changesPruned: pruned,
         attempt: ctx.info.attempt,
       });
       ctx.heartbeat(checkpoint);
@@ -115,7 +129,12 @@ export function createKubeWatchActivities({ config, client, taskQueue }: KubeWat
         }
       }
       const result = watcher.checkpoint();
-      ctx.log.info('cluster watch round done', { cluster: input.cluster, ...watcher.stats, ...watcher.trackerStats() });
+      ctx.log.info('cluster watch round done', {
+        cluster: input.cluster,
+        ...watcher.stats,
+        ...watcher.trackerStats(),
+        ...(watcher.changes && { changes: watcher.changes.stats }),
+      });
       return result;
     },
   };

@@ -164,6 +164,11 @@ export const configSchema = z.object({
   FOGHORN_AGENT_SHELL_NETWORK: z.enum(['none', 'host'], { message: 'must be none or host' }).default('none'),
   // Cluster watcher: how long a pod may be not ready (or a Deployment short of replicas) before it is a failure.
   FOGHORN_WATCH_NOT_READY_AFTER: goDuration.default('5m'),
+  // The change record: how long changes are kept, how many per cluster at most, and how long a
+  // Deployment's revision must stay fully available before it counts as healthy.
+  FOGHORN_CHANGE_RETENTION: goDuration.default('168h'),
+  FOGHORN_CHANGE_MAX_RECORDS: z.coerce.number().int().min(100).default(100_000),
+  FOGHORN_REVISION_STABLE_AFTER: goDuration.default('30s'),
   // The remediation engine (DESIGN §8): attempts before escalation, how long a fix is watched
   // before it counts, how long an approval waits, and the plan risk that needs one.
   FOGHORN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),

@@ -28,5 +28,13 @@ export const watchCheckpointSchema = z.object({
   unavailableSince: z.record(z.number()).default({}),
   /** Members left out of the checkpoint by its size cap (a resumed watcher may re-send those). */
   truncated: z.number().int().min(0).default(0),
+  changes: z
+    .object({
+      revisions: z.record(z.number().int()),
+      replicas: z.record(z.number().int()),
+      configs: z.record(z.record(z.string())),
+      nodes: z.record(z.record(z.string())),
+    })
+    .optional(),
 });
 sameType<z.output<typeof watchCheckpointSchema>, WatchCheckpoint>(true);

@@ -86,3 +86,18 @@ export interface AvailabilitySample {
   desired: number;
   available: number;
 }
+
+/**
+ * What the watcher has recorded, carried in its checkpoint so a resumed watcher records what
+ * changed while nobody watched and nothing twice. Written only after the record is stored.
+ */
+export interface ChangeCheckpoint {
+  /** Workload key (`ns/Kind/name`) → highest revision recorded. */
+  revisions: Record<string, number>;
+  /** Workload key → replicas last recorded. */
+  replicas: Record<string, number>;
+  /** `ns/Kind/name` of a ConfigMap or Secret a workload reads → key → keyed content hash. */
+  configs: Record<string, Record<string, string>>;
+  /** Node → condition type → status. */
+  nodes: Record<string, Record<string, string>>;
+}

@@ -12,6 +12,7 @@ import type { ResourceKind } from './vocabulary';
 export interface OwnerReference {
   kind: string;
   name: string;
+  uid?: string;
   controller?: boolean;
 }
 

@@ -1,3 +1,4 @@
+import type { ChangeCheckpoint } from './changes';
 import type { Signal } from './incident';
 import { parseWorkloadKey, workloadKey, type WorkloadRef } from './kube-owners';
 import { failureSignal, recoverySignal, type Failure, type WarningEvidence } from './kube-signals';
@@ -59,6 +60,8 @@ export interface WatchCheckpoint {
   unavailableSince: Record<string, number>;
   /** Members left out of the checkpoint by its size cap (a resumed watcher may re-send those). */
   truncated: number;
+  /** What the change record holds (activities/kube-watch/changes.ts). */
+  changes?: ChangeCheckpoint;
 }
 
 export interface TrackerOptions {

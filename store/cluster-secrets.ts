@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'crypto';
+import { createHmac, createCipheriv, createDecipheriv, createHash, randomBytes } from 'crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { serverUrlProblem } from '../domain/cluster';
@@ -47,6 +47,14 @@ export function configureSecretKey(key: string | undefined, opts: { retiredKeys?
     const buf = parseSecretKey(k);
     return { id: keyId(buf), key: buf };
   });
+}
+
+/**
+ * The key of the change record's content hashes (derived from the current secret key): a
+ * Secret's hash in a change record cannot be checked against guessed values without it.
+ */
+export function contentHashKey(): Buffer {
+  return createHmac('sha256', currentKey().key).update('foghorn-content-hash').digest();
 }
 
 export const generateSecretKey = () => randomBytes(KEY_BYTES).toString('base64');

@@ -6,15 +6,20 @@ import {
   type CoreV1Event,
   type KubeConfig,
   type KubernetesObject,
+  type V1ConfigMap,
+  type V1ControllerRevision,
+  type V1DaemonSet,
   type V1Deployment,
   type V1Node,
   type V1Pod,
   type V1ReplicaSet,
+  type V1Secret,
+  type V1StatefulSet,
 } from '@kubernetes/client-node';
 import { ZodError } from 'zod';
 import { ApiError } from '../../domain/errors';
 import type { Signal } from '../../domain/incident';
-import { nodeWorkload, podWorkload, workloadKey, type WorkloadRef } from '../../domain/kube-owners';
+import { controllerOf, nodeWorkload, podWorkload, workloadKey, type WorkloadRef } from '../../domain/kube-owners';
 import {
   deploymentFailure,
   nodeFailure,
@@ -27,6 +32,7 @@ import { FailureTracker, type WatchAction, type WatchCheckpoint } from '../../do
 import { redactText } from '../../domain/redact';
 import type { SignalType } from '../../domain/vocabulary';
 import { kubeErrorFacts } from '../kube/errors';
+import { ChangeRecorder, type ChangeRecorderOptions } from './changes';
 
 /**
  * One cluster's watch: informers (list + watch, never polling) on pods, ReplicaSets (for pod →
@@ -58,6 +64,8 @@ export interface ClusterWatcherOptions {
   maxSignalsPerWorkload?: number;
   /** Parallel deliveries (each workload's own signals stay in order). */
   concurrency?: number;
+  /** The change record (absent: no change is recorded, as in the delivery benchmark). */
+  changes?: Omit<ChangeRecorderOptions, 'cluster' | 'log'>;
   log?: WatchLog;
 }
 
@@ -123,7 +131,20 @@ class StoppableWatch extends Watch {
   }
 }
 
-type Kind = 'pods' | 'replicasets' | 'deployments' | 'nodes' | 'events';
+type Kind =
+  | 'pods'
+  | 'replicasets'
+  | 'deployments'
+  | 'nodes'
+  | 'events'
+  | 'statefulsets'
+  | 'daemonsets'
+  | 'controllerrevisions'
+  | 'configmaps'
+  | 'secrets';
+
+/** The failures a revision is judged by: its containers' own (a node down or a slow start is not the template's fault). */
+const REVISION_FAILURES = new Set(['CrashLoopBackOff', 'OOMKilled', 'ImagePullBackOff']);
 
 interface Informer<T extends KubernetesObject> {
   kind: Kind;
@@ -153,6 +174,9 @@ export class ClusterWatcher {
   private readonly nodes: Informer<V1Node>;
   private readonly events: Informer<CoreV1Event>;
   private readonly informers: Informer<KubernetesObject>[];
+  /** The change record's own informers: they never hold up deliveries (a 403 on Secrets must not silence the watcher). */
+  private readonly changeInformers: Informer<KubernetesObject>[] = [];
+  readonly changes?: ChangeRecorder;
   /** Each pod's workload as last seen, so a pod that moves (its ReplicaSet appeared) leaves the old one. */
   private readonly podWorkloads = new Map<string, WorkloadRef>();
   private readonly unavailableSince = new Map<string, number>();
@@ -248,12 +272,111 @@ export class ClusterWatcher {
     this.nodes.lw.on('delete', onNode(true));
     this.events.lw.on('add', (e) => this.onEvent(e));
     this.events.lw.on('update', (e) => this.onEvent(e));
-    for (const inf of this.informers) inf.lw.on('error', (err) => this.onInformerError(inf, err));
+    if (opts.changes) this.changes = this.recordChanges(opts.changes, core, apps, make);
+    for (const inf of [...this.informers, ...this.changeInformers])
+      inf.lw.on('error', (err) => this.onInformerError(inf, err));
+  }
+
+  /** The change record's informers and handlers (issue 60 §1): workloads, their revisions, what they read. */
+  private recordChanges(
+    options: NonNullable<ClusterWatcherOptions['changes']>,
+    core: CoreV1Api,
+    apps: AppsV1Api,
+    make: <T extends KubernetesObject>(
+      kind: Kind,
+      path: string,
+      list: () => Promise<{ items: T[]; metadata?: { resourceVersion?: string } }>,
+    ) => Informer<T>,
+  ): ChangeRecorder {
+    const statefulSets = make<V1StatefulSet>('statefulsets', '/apis/apps/v1/statefulsets', () =>
+      apps.listStatefulSetForAllNamespaces(),
+    );
+    const daemonSets = make<V1DaemonSet>('daemonsets', '/apis/apps/v1/daemonsets', () =>
+      apps.listDaemonSetForAllNamespaces(),
+    );
+    const revisions = make<V1ControllerRevision>('controllerrevisions', '/apis/apps/v1/controllerrevisions', () =>
+      apps.listControllerRevisionForAllNamespaces(),
+    );
+    const recorder: ChangeRecorder = new ChangeRecorder(
+      { ...options, cluster: this.opts.cluster, log: this.log },
+      {
+        deployments: () => this.deployments.lw.list(),
+        statefulSets: () => statefulSets.lw.list(),
+        daemonSets: () => daemonSets.lw.list(),
+        replicaSets: () => this.replicaSets.lw.list(),
+        controllerRevisions: () => revisions.lw.list(),
+        configs: () => [
+          ...configMaps.lw.list().map((obj) => ({ kind: 'ConfigMap' as const, obj })),
+          ...secrets.lw.list().map((obj) => ({ kind: 'Secret' as const, obj })),
+        ],
+      },
+    );
+    // ConfigMaps and Secrets enter the cache reduced to key hashes (ChangeRecorder.strip).
+    const configs = <T extends V1ConfigMap | V1Secret>(
+      kind: 'ConfigMap' | 'Secret',
+      informer: Kind,
+      path: string,
+      list: () => Promise<{ items: T[]; metadata?: { resourceVersion?: string } }>,
+    ): Informer<T> => {
+      const inf = make<T>(informer, path, async () => {
+        const result = await list();
+        return { ...result, items: result.items.map((o) => recorder.strip(kind, o)) };
+      });
+      const seen = (o: T) => recorder.onConfig(kind, recorder.strip(kind, o));
+      inf.lw.on('add', seen);
+      inf.lw.on('update', seen);
+      inf.lw.on('delete', (o) => recorder.onConfigDeleted(kind, o as never));
+      return inf;
+    };
+    const configMaps: Informer<V1ConfigMap> = configs<V1ConfigMap>(
+      'ConfigMap',
+      'configmaps',
+      '/api/v1/configmaps',
+      () => core.listConfigMapForAllNamespaces(),
+    );
+    const secrets: Informer<V1Secret> = configs<V1Secret>('Secret', 'secrets', '/api/v1/secrets', () =>
+      core.listSecretForAllNamespaces(),
+    );
+    const workload = <T extends V1Deployment | V1StatefulSet | V1DaemonSet>(
+      kind: 'Deployment' | 'StatefulSet' | 'DaemonSet',
+      inf: Informer<T>,
+    ) => {
+      const seen = (w: T) => recorder.onWorkload(kind, w);
+      inf.lw.on('add', seen);
+      inf.lw.on('update', seen);
+      inf.lw.on('delete', (w) => recorder.onWorkloadDeleted(kind, w));
+    };
+    workload('Deployment', this.deployments);
+    workload('StatefulSet', statefulSets);
+    workload('DaemonSet', daemonSets);
+    const owner = (o: KubernetesObject) => {
+      const c = controllerOf(o.metadata as never);
+      const ns = o.metadata?.namespace;
+      if (!c) return;
+      const lists: Record<string, () => readonly (V1Deployment | V1StatefulSet | V1DaemonSet)[]> = {
+        Deployment: () => this.deployments.lw.list(ns),
+        StatefulSet: () => statefulSets.lw.list(ns),
+        DaemonSet: () => daemonSets.lw.list(ns),
+      };
+      const w = lists[c.kind]?.().find((x) => x.metadata?.name === c.name);
+      if (w) recorder.onWorkload(c.kind as 'Deployment', w);
+    };
+    this.replicaSets.lw.on('add', owner);
+    this.replicaSets.lw.on('update', owner);
+    revisions.lw.on('add', owner);
+    revisions.lw.on('update', owner);
+    this.nodes.lw.on('add', (n) => recorder.onNode(n));
+    this.nodes.lw.on('update', (n) => recorder.onNode(n));
+    this.changeInformers.push(
+      ...([statefulSets, daemonSets, revisions, configMaps, secrets] as Informer<KubernetesObject>[]),
+    );
+    return recorder;
   }
 
   /** What a previous run knew (checkpoint from a heartbeat or the previous round). */
   restore(cp: WatchCheckpoint): void {
     this.tracker.restore(cp);
+    this.changes?.restore(cp.changes);
     for (const [k, v] of Object.entries(cp.unavailableSince)) this.unavailableSince.set(k, v);
     this.resourceVersions = { ...cp.resourceVersions };
   }
@@ -269,7 +392,7 @@ export class ClusterWatcher {
     for (const k of known) this.tracker.knownToIngestion(k.workload, k.members, k.open);
     // Not awaited: an API server that accepts connections and never answers must not hold up
     // the activity (its heartbeats and its round); deliveries wait for every first list anyway.
-    for (const inf of this.informers) void this.startInformer(inf);
+    for (const inf of [...this.informers, ...this.changeInformers]) void this.startInformer(inf);
     const period = Math.min(15_000, Math.max(1_000, Math.floor(this.opts.thresholds.notReadyAfterMs / 4)));
     // No event arrives when time passes: "not ready for longer than" needs a clock.
     this.tick = setInterval(() => this.reevaluate(), period);
@@ -282,7 +405,7 @@ export class ClusterWatcher {
 
   /** A timer is still set (the clock, a delivery retry, an informer restart): false once stopped. */
   get hasTimers(): boolean {
-    return !!this.tick || !!this.retryTimer || this.informers.some((i) => i.timer);
+    return !!this.tick || !!this.retryTimer || [...this.informers, ...this.changeInformers].some((i) => i.timer);
   }
 
   checkpoint(): WatchCheckpoint {
@@ -290,7 +413,8 @@ export class ClusterWatcher {
       const rv = inf.lw.latestResourceVersion();
       if (rv) this.resourceVersions[inf.kind] = rv;
     }
-    return this.tracker.checkpoint({ ...this.resourceVersions }, this.unavailableSince);
+    const cp = this.tracker.checkpoint({ ...this.resourceVersions }, this.unavailableSince);
+    return this.changes ? { ...cp, changes: this.changes.checkpoint() } : cp;
   }
 
   trackerStats() {
@@ -313,13 +437,16 @@ export class ClusterWatcher {
     this.tick = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    for (const inf of this.informers) {
+    const all = [...this.informers, ...this.changeInformers];
+    for (const inf of all) {
       clearTimeout(inf.timer);
       inf.timer = undefined;
     }
     // Every one of them, whatever another's stop does (a start still listing or opening its watch
     // ends by itself: see the list wrapper and StoppableWatch).
-    await Promise.allSettled(this.informers.map((inf) => inf.lw.stop()));
+    await Promise.allSettled(all.map((inf) => inf.lw.stop()));
+    await this.changesStored(STOP_WAIT_MS);
+    this.changes?.stop();
     this.queued.clear();
     let timer: NodeJS.Timeout | undefined;
     const waited = await Promise.race([
@@ -332,6 +459,12 @@ export class ClusterWatcher {
         cluster: this.opts.cluster,
         inFlight: this.running,
       });
+  }
+
+  /** Waits (bounded) until the change record has stored what it saw: what it has not stays out of the checkpoint. */
+  async changesStored(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (this.changes && !this.changes.idle && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   }
 
   /** Nothing being delivered, and nothing queued unless stopped (a stopped watcher sends nothing more). */
@@ -365,6 +498,7 @@ export class ClusterWatcher {
     if (!inf.synced) {
       inf.synced = true;
       this.maybeReady();
+      this.maybeRecordChanges();
     }
   }
 
@@ -383,6 +517,16 @@ export class ClusterWatcher {
       this.stats.restarts++;
       void this.startInformer(inf);
     }, delay);
+  }
+
+  /**
+   * The change record starts once every workload and revision collection listed: judged on a
+   * half-listed cache, a revision would be diffed against the wrong predecessor.
+   */
+  private maybeRecordChanges(): void {
+    const kinds: Kind[] = ['replicasets', 'deployments', 'statefulsets', 'daemonsets', 'controllerrevisions'];
+    const all = [...this.informers, ...this.changeInformers];
+    if (this.changes && kinds.every((k) => all.find((i) => i.kind === k)?.synced)) this.changes.begin();
   }
 
   private maybeReady(): void {
@@ -417,7 +561,16 @@ export class ClusterWatcher {
       return undefined;
     }
     this.podWorkloads.set(key, wl);
-    this.observe(wl, member, podFailure(pod, now, this.thresholds()), `${ns}/Pod/${name}`);
+    const failure = podFailure(pod, now, this.thresholds());
+    this.observe(wl, member, failure, `${ns}/Pod/${name}`);
+    const rs = controllerOf(pod.metadata as never);
+    if (failure && rs?.kind === 'ReplicaSet' && REVISION_FAILURES.has(failure.type))
+      this.changes?.onFailure(ns, rs.name, {
+        signal: failure.type,
+        reason: failure.reason,
+        ...(failure.exitCode !== undefined && { exitCode: failure.exitCode }),
+        at: new Date(now),
+      });
     this.kick();
     return wl;
   }
@@ -432,6 +585,8 @@ export class ClusterWatcher {
     if (deleted || !((d.status?.unavailableReplicas ?? 0) > 0)) this.unavailableSince.delete(key);
     else if (!this.unavailableSince.has(key)) this.unavailableSince.set(key, now);
     const failure = deleted ? undefined : deploymentFailure(d, now, this.thresholds(), this.unavailableSince.get(key));
+    if (failure?.reason === 'ProgressDeadlineExceeded')
+      this.changes?.onRolloutFailure(d, { signal: failure.type, reason: failure.reason, at: new Date(now) });
     this.observe(ref, `Deployment/${ref.name}`, failure, `${ref.namespace}/Deployment/${ref.name}`);
     return ref;
   }
@@ -484,6 +639,7 @@ export class ClusterWatcher {
     for (const d of this.deployments.lw.list())
       mark(this.onDeployment(d, false, now), `Deployment/${d.metadata?.name}`);
     for (const n of this.nodes.lw.list()) mark(this.onNode(n, false), `Node/${n.metadata?.name}`);
+    this.changes?.reevaluate(now);
     if (this.ready)
       for (const ref of this.tracker.workloadRefs())
         for (const m of this.tracker.members(ref))
