@@ -25,6 +25,7 @@ import { analyticsRoutes } from './routes/analytics';
 import { clusterRoutes } from './routes/clusters';
 import { incidentRoutes } from './routes/incidents';
 import { insightRoutes } from './routes/insights';
+import { changeRoutes } from './routes/changes';
 import { healthRoutes } from './routes/health';
 import { postmortemRoutes } from './routes/postmortems';
 import { remediationRoutes } from './routes/remediations';
@@ -87,6 +88,7 @@ export function createApp(options: AppOptions): express.Express {
     ...incidentRoutes(options.basePath, ops),
     ...alertRoutes(ops, options.alertnameMap),
     ...insightRoutes(),
+    ...changeRoutes(),
     ...remediationRoutes(),
     ...approvalRoutes(ops),
     ...postmortemRoutes(),

@@ -179,3 +179,22 @@ export async function availabilityBetween(
   ]);
   return [...before, ...during];
 }
+
+/** The health of the revisions these changes name (one query). */
+export function revisionsNamed(
+  changes: { cluster: string; namespace: string; resource: string; revision?: number }[],
+): Promise<RevisionHealth[]> {
+  const named = changes.filter((c) => c.revision !== undefined);
+  if (named.length === 0) return Promise.resolve([]);
+  return RevisionModel.find(
+    {
+      $or: named.map((c) => ({
+        cluster: c.cluster,
+        namespace: c.namespace,
+        resource: c.resource,
+        revision: c.revision,
+      })),
+    },
+    NO_ID,
+  ).lean<RevisionHealth[]>();
+}

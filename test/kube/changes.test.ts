@@ -59,7 +59,10 @@ function watcher(sink: ChangeSink, checkpoint?: WatchCheckpoint) {
 }
 
 async function patchDeployment(name: string, body: object, fieldManager: string) {
-  await apps.patchNamespacedDeployment({ name, namespace: 'default', body, fieldManager }, byManager(fieldManager));
+  await apps.patchNamespacedDeployment(
+    { name, namespace: 'default', body, fieldManager },
+    setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+  );
 }
 
 const find = (m: Map<string, Change>, pred: (c: Change) => boolean) => [...m.values()].find(pred);

@@ -8,7 +8,8 @@ import {
   type PodTemplate,
 } from '../../domain/change-record';
 
-const template = (image: string, extra: Partial<NonNullable<PodTemplate['spec']>['containers']>[number] = {}) =>
+type Container = NonNullable<NonNullable<PodTemplate['spec']>['containers']>[number];
+const template = (image: string, extra: Partial<Container> = {}) =>
   ({
     metadata: { labels: { app: 'checkout', 'pod-template-hash': image }, annotations: {} },
     spec: { containers: [{ name: 'app', image, ...extra }] },
