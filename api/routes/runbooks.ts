@@ -39,8 +39,13 @@ const runbookListItemSchema = z.object({
   approvalRequired: z.boolean(),
   severity: z.array(severitySchema),
   stepsCount: z.number().int(),
-  avgExecutionTime: z.string().describe('Go duration; "0s" until the runbook has run'),
-  successRate: z.number().min(0).max(100).describe('percentage of successful runs; 0 until the runbook has run'),
+  avgExecutionTime: z.string().nullable().describe('Go duration of the average run; null until the runbook has run'),
+  successRate: z
+    .number()
+    .min(0)
+    .max(100)
+    .nullable()
+    .describe('percentage of successful runs (one decimal); null until the runbook has run'),
   lastUsed: z.string().datetime().optional().describe('absent until the runbook has run'),
   createdAt: z.string().datetime(),
   steps: z.array(actionSchema),
@@ -59,8 +64,13 @@ const runbookDetailSchema = z.object({
   spec: runbookSpecSchema.omit({ name: true }),
   status: z.object({
     stepsCount: z.number().int(),
-    avgExecutionTime: z.string(),
-    successRate: z.number().min(0).max(100),
+    avgExecutionTime: z.string().nullable().describe('Go duration of the average run; null until the runbook has run'),
+    successRate: z
+      .number()
+      .min(0)
+      .max(100)
+      .nullable()
+      .describe('percentage of successful runs (one decimal); null until the runbook has run'),
     lastUsed: z.string().datetime().optional(),
     executions: z.number().int(),
     reviewPending: z.boolean(),
@@ -72,13 +82,16 @@ const runbookDetailSchema = z.object({
 // Views
 // ---------------------------------------------------------------------------------------------
 
-/** Usage figures as the spec shows them: a Go duration and a 0–100 percentage (one decimal). */
+/**
+ * Usage figures as the spec shows them: a Go duration and a 0–100 percentage (one decimal);
+ * both null before the first run (no run is not a 0% success rate).
+ */
 function stats(r: RunbookRecord) {
   const executions = r.executions ?? 0;
   return {
     stepsCount: r.steps.length,
-    avgExecutionTime: executions > 0 ? formatDuration(Math.round((r.totalExecutionMs ?? 0) / executions)) : '0s',
-    successRate: executions > 0 ? Math.round(((r.successes ?? 0) / executions) * 1000) / 10 : 0,
+    avgExecutionTime: executions > 0 ? formatDuration(Math.round((r.totalExecutionMs ?? 0) / executions)) : null,
+    successRate: executions > 0 ? Math.round(((r.successes ?? 0) / executions) * 1000) / 10 : null,
     ...(r.lastUsed && { lastUsed: r.lastUsed.toISOString() }),
   };
 }

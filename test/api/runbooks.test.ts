@@ -109,7 +109,7 @@ describe('seeding the built-in runbooks', () => {
     expect(get.body.spec).toMatchObject({ description: 'Edited by an admin.', version: '1.0.1' });
   });
 
-  it('stores the built-ins as specified, with no usage yet', async () => {
+  it('stores the built-ins as specified, with no usage yet (null figures, not 0)', async () => {
     const builtin = BUILTIN_RUNBOOKS.find((r) => r.name === 'oomkill-raise-memory-limit') as RunbookSpec;
     const res = await api.call('GET', '/runbooks?category=oomkill');
     expect(res.body.items).toEqual([
@@ -122,8 +122,8 @@ describe('seeding the built-in runbooks', () => {
         approvalRequired: builtin.approvalRequired,
         severity: builtin.severity,
         stepsCount: builtin.steps.length,
-        avgExecutionTime: '0s',
-        successRate: 0,
+        avgExecutionTime: null,
+        successRate: null,
         createdAt: expect.stringMatching(ISO),
         steps: builtin.steps,
         targets: builtin.targets,
@@ -380,7 +380,7 @@ describe('CRUD round trip', () => {
       kind: 'Runbook',
       metadata: { name, createdAt: expect.stringMatching(ISO), updatedAt: created.body.metadata.createdAt },
       spec: expectedSpec(input),
-      status: { stepsCount: 3, avgExecutionTime: '0s', successRate: 0, executions: 0, reviewPending: false },
+      status: { stepsCount: 3, avgExecutionTime: null, successRate: null, executions: 0, reviewPending: false },
     });
     // Defaults are applied and visible: automated, approvalRequired, maxAttempts, the HTTP method.
     expect(created.body.spec).toMatchObject({ automated: true, approvalRequired: false, maxAttempts: 3 });

@@ -9,6 +9,10 @@ import { useIdentity } from '../session';
 import type { List, Runbook, RunbookItem } from '../types';
 import { atLeast } from '../vocabulary';
 
+/** A success rate (0–100) or an average time; the API sends null before the first run. */
+const rate = (n: number | null | undefined) => (n === null || n === undefined ? '—' : `${n}%`);
+const average = (d: string | null | undefined) => d ?? '—';
+
 export function Runbooks() {
   const { role } = useIdentity();
   const list = useApi<List<RunbookItem>>('/runbooks', { pageSize: 100 }, { live: false });
@@ -52,7 +56,7 @@ export function Runbooks() {
                 <td>{r.automated ? 'yes' : 'no'}</td>
                 <td>{r.approvalRequired ? 'required' : '—'}</td>
                 <td>{r.stepsCount}</td>
-                <td>{r.successRate}%</td>
+                <td>{rate(r.successRate)}</td>
               </tr>
             ))}
           </tbody>
@@ -118,8 +122,8 @@ export function RunbookDetail({ name }: { name: string }) {
             ['Max attempts', r.spec.maxAttempts],
             ['Verification window', r.spec.verificationWindow ?? 'default'],
             ['Executions', r.status.executions],
-            ['Success rate', `${r.status.successRate}%`],
-            ['Average time', r.status.avgExecutionTime],
+            ['Success rate', rate(r.status.successRate)],
+            ['Average time', average(r.status.avgExecutionTime)],
           ]}
         />
       </Section>
