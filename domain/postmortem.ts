@@ -1,13 +1,16 @@
+import type { AvailabilitySample } from './changes';
 import { formatDuration } from './duration';
+import type { IncidentEvidence, SuspectedChange } from './evidence';
 import { CORRELATION_WINDOW_MS, splitResource, type TimelineEvent } from './incident';
 import { signalCount } from './incident-record';
 import { categoryForSignal, RUNBOOK_CATEGORIES, SIGNAL_TYPES, type Severity, type SignalType } from './vocabulary';
 
 /**
  * Postmortems (DESIGN §9): one per resolved incident, written by Foghorn (`foghorn-ai`), then
- * reviewed and closed by people. The report is built here from stored facts only: a field
- * with nothing behind it stays empty (`''`, `0`, `[]`) — never invented. The API's schemas of
- * the report and of its requests are in contracts/postmortems.ts.
+ * reviewed, corrected (PATCH) and closed by people. The report is built here from stored facts
+ * only: a field with nothing behind it stays empty (`''`, `[]`) or, for a number, `null` — never
+ * an invented 0 — and `dataNotes` says why. The API's schemas of the report and of its requests
+ * are in contracts/postmortems.ts.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -63,6 +66,48 @@ export interface Trending {
   pattern: string;
 }
 
+/**
+ * The spec's impact, plus what Foghorn observed. A number is `null` when no source measured it
+ * (never 0 for "unknown"); `dataNotes` says why.
+ */
+export interface PostmortemImpact {
+  /** No source reports users today: null until an operator sets it. */
+  usersAffected: number | null;
+  requestsAffected: string;
+  revenueImpact: string;
+  slosBreached: string[];
+  /** Distinct failing pods named by the evidence and the incident's signals. */
+  podsAffected: number | null;
+  /** The most replicas unavailable at once (desired − available), from availability samples. */
+  replicasAffected: number | null;
+  /** ∫ (desired − available) dt over [detectedAt, resolvedAt] in minutes, one decimal. */
+  unavailableReplicaMinutes: number | null;
+}
+
+export interface MetricSnapshot {
+  name: string;
+  value: string;
+  timestamp: string;
+  phase: MetricPhase;
+}
+
+/** The change the evidence suspected (the spec's git fields, from the change record). */
+export interface GitCorrelation {
+  /** A revision/sha the change's GitOps or release source names; '' when it names none. */
+  commitSHA: string;
+  commitMessage: string;
+  author: string;
+  /** RFC 3339, or '' without a correlated change. */
+  timestamp: string;
+  /** 0 only without a suspected change (then `reason` says why). */
+  confidence: number;
+  filesChanged: string[];
+  /** The change record's id; '' without one. */
+  change: string;
+  /** Why this confidence, or why there is no suspected change. */
+  reason: string;
+}
+
 /** The spec's report; timestamps are RFC 3339 text. */
 export interface PostmortemReport {
   title: string;
@@ -72,32 +117,30 @@ export interface PostmortemReport {
   detectedAt: string;
   resolvedAt: string;
   summary: string;
-  impact: { usersAffected: number; requestsAffected: string; revenueImpact: string; slosBreached: string[] };
+  impact: PostmortemImpact;
   rootCause: { description: string; category: RootCauseCategory | ''; confidence: number };
   timeline: { time: string; event: string }[];
   remediationApplied: { runbook: string; steps: string[]; result: string };
   actionItems: ActionItem[];
   lessonsLearned: string[];
-  metricSnapshots: { name: string; value: string; timestamp: string; phase: MetricPhase }[];
+  /** From real sources only (availability samples today); [] otherwise, with a note. */
+  metricSnapshots: MetricSnapshot[];
   blastRadius: {
     resource: { kind: string; name: string; namespace: string };
     impact: string;
     severity: Severity;
   }[];
-  gitCorrelation: {
-    commitSHA: string;
-    commitMessage: string;
-    author: string;
-    /** RFC 3339, or '' without a correlated commit. */
-    timestamp: string;
-    confidence: number;
-    filesChanged: string[];
-  };
+  gitCorrelation: GitCorrelation;
   trending: Trending;
   gitOpsContext: string;
   logAnalysisSummary: string;
   /** Related incidents and this one, in detection order. */
   cascadeChain: string[];
+  /**
+   * Why a field is empty or null, one note per field, each starting with the field's path and a
+   * colon (`impact.usersAffected: …`). An edit that sets the field drops its notes.
+   */
+  dataNotes: string[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -135,8 +178,10 @@ export interface PostmortemIncident {
   acknowledgedAt?: Date;
   acknowledgedBy?: string;
   escalatedAt?: Date;
-  /** The newest joined signals (their types); the count says how many joined in all. */
-  correlatedSignals?: { signalType: string; at: Date }[];
+  /** The first signal's labels (`object: Pod/…`, `pod`: the failing member, when it names one). */
+  labels?: Record<string, string>;
+  /** The newest joined signals (their types and labels); the count says how many joined in all. */
+  correlatedSignals?: { signalType: string; at: Date; labels?: Record<string, string> }[];
   correlatedSignalCount?: number;
 }
 
@@ -169,6 +214,13 @@ export interface PostmortemInput {
   related: RelatedIncident[];
   /** The remediation plan that fixed it, when one did: remediationApplied comes from it, never invented. */
   remediation?: AppliedPlan;
+  /** What the analysis collected (stored with the insight); absent when none was collected. */
+  evidence?: IncidentEvidence;
+  /**
+   * The resource's availability samples (Deployments only): the last one before detection (the
+   * state at detection), then every one up to when the report is written. [] when none.
+   */
+  availability: AvailabilitySample[];
 }
 
 /** What remediationApplied is made of: the completed plan's strategy, steps as run, and result. */
@@ -304,10 +356,359 @@ function lessonsOf(input: PostmortemInput, duration: string, actionItems: Action
   return lessons;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Impact, change correlation and metric snapshots: from observations only
+// ---------------------------------------------------------------------------------------------
+
+const MINUTE_MS = 60 * 1000;
+const oneDecimal = (n: number) => Math.round(n * 10) / 10;
+const time = (d: Date | string) => new Date(d).getTime();
+
+/** `2h0m0s` → `2h`, `1h30m0s` → `1h30m`, `45m0s` → `45m`: a window as people say it. */
+export function shortDuration(ms: number): string {
+  return formatDuration(ms)
+    .replace(/(?<=[hm])0s$/, '')
+    .replace(/(?<=h)0m$/, '');
+}
+
+const podName = (name: string) => name.replace(/^Pod\//, '');
+
+/** The pods a signal's labels name: `object: Pod/<name>` (the watcher) and `pod: <name>` (alerts). */
+function podsNamedBy(labels: Record<string, string> | undefined): string[] {
+  if (!labels) return [];
+  return [
+    ...(typeof labels.object === 'string' && labels.object.startsWith('Pod/') ? [podName(labels.object)] : []),
+    ...(typeof labels.pod === 'string' && labels.pod !== '' ? [labels.pod] : []),
+  ];
+}
+
+/**
+ * Distinct failing pods: the evidence's pods (the collector lists only failing ones: not ready or
+ * restarted, a few at most), the pods the incident's signals name (the first signal's and the
+ * joined ones kept), and the incident's resource when it is a Pod. A lower bound, never a guess:
+ * `null` when no source names a pod.
+ */
+export function podsAffected(
+  incident: Pick<PostmortemIncident, 'resource' | 'labels' | 'correlatedSignals'>,
+  evidence?: Pick<IncidentEvidence, 'pods'>,
+): number | null {
+  const failing = new Set([
+    ...(evidence?.pods ?? []).map((p) => podName(p.name)),
+    ...(incident.resource.startsWith('Pod/') ? [podName(incident.resource)] : []),
+    ...podsNamedBy(incident.labels),
+    ...(incident.correlatedSignals ?? []).flatMap((s) => podsNamedBy(s.labels)),
+  ]);
+  return failing.size > 0 ? failing.size : null;
+}
+
+const byTime = (samples: AvailabilitySample[]) => [...samples].sort((a, b) => time(a.at) - time(b.at));
+const unavailable = (s: AvailabilitySample) => Math.max(0, s.desired - s.available);
+
+/**
+ * The samples that say what the availability was over [from, to], oldest first: the last one at
+ * or before `from` (the state at `from`), then every one in (from, to].
+ */
+export function samplesInEffect(samples: AvailabilitySample[], from: Date, to: Date): AvailabilitySample[] {
+  const sorted = byTime(samples);
+  const atFrom = sorted.filter((s) => time(s.at) <= from.getTime()).at(-1);
+  const during = sorted.filter((s) => time(s.at) > from.getTime() && time(s.at) <= to.getTime());
+  return [...(atFrom ? [atFrom] : []), ...during];
+}
+
+/** The most replicas unavailable at once (desired − available) over [from, to]; null without samples. */
+export function replicasAffected(samples: AvailabilitySample[], from: Date, to: Date): number | null {
+  const inEffect = samplesInEffect(samples, from, to);
+  return inEffect.length > 0 ? Math.max(...inEffect.map(unavailable)) : null;
+}
+
+/**
+ * ∫ (desired − available) dt over [from, to] in minutes (one decimal): each sample holds until
+ * the next. Without a sample at or before `from` the count starts at the first sample (the
+ * time before it is unknown, and not counted). null without samples.
+ */
+export function unavailableReplicaMinutes(samples: AvailabilitySample[], from: Date, to: Date): number | null {
+  const inEffect = samplesInEffect(samples, from, to);
+  if (inEffect.length === 0) return null;
+  let total = 0;
+  inEffect.forEach((s, i) => {
+    const start = Math.max(time(s.at), from.getTime());
+    const end = i + 1 < inEffect.length ? time(inEffect[i + 1].at) : to.getTime();
+    total += unavailable(s) * Math.max(0, end - start);
+  });
+  return oneDecimal(total / MINUTE_MS);
+}
+
+/** The metric name of a resource's available replicas in snapshots. */
+export const availableReplicasMetric = (resource: string) => `${resource} availableReplicas`;
+
+/**
+ * `availableReplicas` of the resource (value `available/desired`): `before` = the state at
+ * detection, `during` = the lowest while the incident was open (the first time it was that low),
+ * `after` = the last sample at or after resolution. Each only when a sample says it.
+ */
+export function availabilitySnapshots(
+  resource: string,
+  samples: AvailabilitySample[],
+  from: Date,
+  to: Date,
+): MetricSnapshot[] {
+  const name = availableReplicasMetric(resource);
+  const snapshot = (s: AvailabilitySample, phase: MetricPhase, at = time(s.at)): MetricSnapshot => ({
+    name,
+    value: `${s.available}/${s.desired}`,
+    timestamp: new Date(at).toISOString(),
+    phase,
+  });
+  const sorted = byTime(samples);
+  const atDetection = sorted.filter((s) => time(s.at) <= from.getTime()).at(-1);
+  const lowest = samplesInEffect(sorted, from, to).reduce<AvailabilitySample | undefined>(
+    (low, s) => (!low || s.available < low.available ? s : low),
+    undefined,
+  );
+  const after = sorted.filter((s) => time(s.at) >= to.getTime()).at(-1);
+  return [
+    ...(atDetection ? [snapshot(atDetection, 'before')] : []),
+    ...(lowest ? [snapshot(lowest, 'during', Math.max(time(lowest.at), from.getTime()))] : []),
+    ...(after ? [snapshot(after, 'after')] : []),
+  ];
+}
+
+/** A revision or sha the source names (`argocd revision 1a2b3c4`, `flux main@sha1:…`); '' when none. */
+export function commitShaOf(source: string): string {
+  const named = /(?:\brevision[\s:=]+|\bcommit[\s:=]+|\bsha1?[:=]|@)([0-9a-f]{7,40})\b/i.exec(source);
+  const bare = named ?? /\b([0-9a-f]{40})\b/i.exec(source);
+  return bare ? bare[1].toLowerCase() : '';
+}
+
+/** Why there is no suspected change, when the analysis ran without evidence or there was none. */
+export const NO_EVIDENCE_REASON = {
+  noAnalysis: 'No evidence was collected: the incident has no analysis',
+  notCollected:
+    'No evidence was collected with the analysis (evidence is collected for workloads in registered clusters)',
+} as const;
+
+/**
+ * The spec's git fields from the evidence's suspected change (the change record, not a git
+ * host: `filesChanged` stays []). Without a suspect, confidence 0 and `reason` says why.
+ */
+export function gitCorrelationOf(evidence: IncidentEvidence | undefined, analysed: boolean): GitCorrelation {
+  const none = (reason: string): GitCorrelation => ({
+    commitSHA: '',
+    commitMessage: '',
+    author: '',
+    timestamp: '',
+    confidence: 0,
+    filesChanged: [],
+    change: '',
+    reason,
+  });
+  if (!evidence) return none(analysed ? NO_EVIDENCE_REASON.notCollected : NO_EVIDENCE_REASON.noAnalysis);
+  const suspect: SuspectedChange | undefined = evidence.suspect;
+  if (!suspect) {
+    const window = `in the ${shortDuration(evidence.windowMs)} before the first failure`;
+    const seen = evidence.changes.length;
+    return none(
+      seen === 0
+        ? `No change reached the cluster ${window}`
+        : `${plural(seen, 'change')} reached the cluster ${window}; the evidence points at none of them`,
+    );
+  }
+  return {
+    commitSHA: commitShaOf(suspect.by.source),
+    commitMessage: suspect.summary,
+    author: suspect.by.manager || suspect.by.changeCause,
+    timestamp: new Date(suspect.at).toISOString(),
+    confidence: suspect.confidence,
+    filesChanged: [],
+    change: suspect.change,
+    reason: suspect.reason,
+  };
+}
+
+/** The report's impact and snapshots from the evidence and availability samples, with the notes that explain the gaps. */
+export function observedImpact(input: Pick<PostmortemInput, 'incident' | 'evidence' | 'availability'>): {
+  impact: PostmortemImpact;
+  metricSnapshots: MetricSnapshot[];
+  dataNotes: string[];
+} {
+  const { incident: i, evidence, availability } = input;
+  const from = i.detectedAt;
+  const to = i.resolvedAt;
+  const impact: PostmortemImpact = {
+    usersAffected: null,
+    requestsAffected: '',
+    revenueImpact: '',
+    slosBreached: [],
+    podsAffected: podsAffected(i, evidence),
+    replicasAffected: replicasAffected(availability, from, to),
+    unavailableReplicaMinutes: unavailableReplicaMinutes(availability, from, to),
+  };
+  const metricSnapshots = availabilitySnapshots(i.resource, availability, from, to);
+
+  const notes = ['impact.usersAffected: unknown; no source reports affected users (an operator may set it)'];
+  const kept = i.correlatedSignals?.length ?? 0;
+  const joined = signalCount(i);
+  if (impact.podsAffected === null) {
+    notes.push("impact.podsAffected: unknown; neither the evidence nor the incident's signals name a pod");
+  } else if (joined > kept) {
+    notes.push(
+      `impact.podsAffected: a lower bound; the incident keeps the newest ${kept} of its ${joined} joined signals`,
+    );
+  }
+  const inEffect = samplesInEffect(availability, from, to);
+  if (inEffect.length === 0) {
+    const why =
+      splitResource(i.resource).kind === 'Deployment'
+        ? `no availability samples were recorded for ${i.resource}`
+        : `availability is sampled for Deployments only, not for ${i.resource}`;
+    notes.push(
+      `impact.replicasAffected: unknown; ${why}`,
+      `impact.unavailableReplicaMinutes: unknown; ${why}`,
+      `metricSnapshots: ${metricSnapshots.length === 0 ? 'none' : 'none during the incident'}; ${why}`,
+    );
+  } else if (time(inEffect[0].at) > from.getTime()) {
+    const first = new Date(inEffect[0].at).toISOString();
+    const why = `no availability sample of ${i.resource} precedes detection, the first is from ${first}`;
+    notes.push(
+      `impact.replicasAffected: from ${first} on; ${why}`,
+      `impact.unavailableReplicaMinutes: counted from ${first}; ${why}`,
+      `metricSnapshots: no 'before' snapshot; ${why}`,
+    );
+  }
+  return { impact, metricSnapshots, dataNotes: notes };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports written before impact was measured (stored without dataNotes)
+// ---------------------------------------------------------------------------------------------
+
+/** A report as stored before issue 60: `usersAffected` a placeholder 0, no observed fields, no notes. */
+export type LegacyPostmortemReport = Omit<PostmortemReport, 'impact' | 'gitCorrelation' | 'dataNotes'> & {
+  impact: Omit<
+    PostmortemImpact,
+    'usersAffected' | 'podsAffected' | 'replicasAffected' | 'unavailableReplicaMinutes'
+  > & {
+    usersAffected: number;
+  };
+  gitCorrelation: Omit<GitCorrelation, 'change' | 'reason'>;
+};
+
+const LEGACY_WHY = 'the report was generated before Foghorn measured impact';
+
+/**
+ * The report in today's shape. A legacy report's `usersAffected` 0 and empty git fields were
+ * placeholders, never observations: they read as unknown (null, with notes). Current reports
+ * come back as they are.
+ */
+export function currentReport(stored: PostmortemReport | LegacyPostmortemReport): PostmortemReport {
+  if ('dataNotes' in stored && Array.isArray(stored.dataNotes)) return stored as PostmortemReport;
+  const legacy = stored as LegacyPostmortemReport;
+  return {
+    ...legacy,
+    impact: {
+      ...legacy.impact,
+      usersAffected: null,
+      podsAffected: null,
+      replicasAffected: null,
+      unavailableReplicaMinutes: null,
+    },
+    gitCorrelation: { ...legacy.gitCorrelation, change: '', reason: `Not recorded: ${LEGACY_WHY}` },
+    dataNotes: [
+      'impact.usersAffected: unknown; no source reports affected users (an operator may set it)',
+      `impact.podsAffected: unknown; ${LEGACY_WHY}`,
+      `impact.replicasAffected: unknown; ${LEGACY_WHY}`,
+      `impact.unavailableReplicaMinutes: unknown; ${LEGACY_WHY}`,
+      ...(legacy.metricSnapshots.length === 0 ? [`metricSnapshots: none; ${LEGACY_WHY}`] : []),
+    ],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Edits (PATCH): operators correct and complete the report
+// ---------------------------------------------------------------------------------------------
+
+/** What an edit may set; each field given replaces the report's (lists as a whole). */
+export interface PostmortemPatch {
+  title?: string;
+  summary?: string;
+  impact?: Partial<PostmortemImpact>;
+  rootCause?: Partial<Pick<PostmortemReport['rootCause'], 'description' | 'category'>>;
+  actionItems?: ActionItem[];
+  lessonsLearned?: string[];
+  gitCorrelation?: Partial<GitCorrelation>;
+  metricSnapshots?: MetricSnapshot[];
+}
+
+/** One changed field of the report: its dotted path, and its value before and after (null for none). */
+export interface ReportFieldChange {
+  field: string;
+  from: unknown;
+  to: unknown;
+}
+
+const NESTED_PATCH_FIELDS: readonly string[] = ['impact', 'rootCause', 'gitCorrelation'];
+
+/** The fields a patch sets, as dotted paths of the report, in the patch's order. */
+export function patchFields(patch: PostmortemPatch): { field: string; value: unknown }[] {
+  const out: { field: string; value: unknown }[] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (NESTED_PATCH_FIELDS.includes(key) && value !== null && typeof value === 'object') {
+      for (const [sub, v] of Object.entries(value as Record<string, unknown>))
+        if (v !== undefined) out.push({ field: `${key}.${sub}`, value: v });
+    } else out.push({ field: key, value });
+  }
+  return out;
+}
+
+/** The value at a dotted path of the report; null when absent. */
+export function reportValue(report: PostmortemReport, field: string): unknown {
+  let at: unknown = report;
+  for (const key of field.split('.')) {
+    if (at === null || typeof at !== 'object') return null;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at ?? null;
+}
+
+/** JSON with sorted keys: equal content, equal text (Dates as RFC 3339, undefined as null). */
+function canonical(value: unknown): string {
+  if (value === undefined || value === null) return 'null';
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** A value that gives a field what its note says it lacks. */
+const fills = (value: unknown) => value !== null && value !== '' && !(Array.isArray(value) && value.length === 0);
+
+/**
+ * What an edit changes: every field whose new value differs from the report's (a field sent
+ * with the value it has is no change), then `dataNotes` when a change fills a field a note
+ * explains (that note goes). [] when nothing changes.
+ */
+export function reportChanges(report: PostmortemReport, patch: PostmortemPatch): ReportFieldChange[] {
+  const changes = patchFields(patch)
+    .map(({ field, value }) => ({ field, from: reportValue(report, field), to: value }))
+    .filter((c) => canonical(c.from) !== canonical(c.to));
+  const filled = changes.filter((c) => fills(c.to)).map((c) => `${c.field}:`);
+  const notes = report.dataNotes ?? [];
+  const kept = notes.filter((n) => !filled.some((prefix) => n.startsWith(prefix)));
+  if (kept.length !== notes.length) changes.push({ field: 'dataNotes', from: notes, to: kept });
+  return changes;
+}
+
 /** The spec's postmortem report for a resolved incident. Pure and deterministic. */
 export function buildPostmortemReport(input: PostmortemInput): PostmortemReport {
   const { incident: i, insight, related } = input;
   const duration = formatDuration(i.resolvedAt.getTime() - i.detectedAt.getTime());
+  const observed = observedImpact(input);
   const urgent = i.severity === 'critical' || i.severity === 'high';
   const priority = urgent ? 'high' : 'medium';
   const actionItems: ActionItem[] = (insight?.recommendations ?? [])
@@ -327,7 +728,7 @@ export function buildPostmortemReport(input: PostmortemInput): PostmortemReport 
     detectedAt: i.detectedAt.toISOString(),
     resolvedAt: i.resolvedAt.toISOString(),
     summary: summaryOf(input, duration),
-    impact: { usersAffected: 0, requestsAffected: '', revenueImpact: '', slosBreached: [] },
+    impact: observed.impact,
     rootCause: {
       description: insight?.rootCause ?? '',
       category: rootCauseCategory(i.signalType),
@@ -339,7 +740,7 @@ export function buildPostmortemReport(input: PostmortemInput): PostmortemReport 
     remediationApplied: remediationApplied(input.remediation),
     actionItems,
     lessonsLearned: lessonsOf(input, duration, actionItems),
-    metricSnapshots: [],
+    metricSnapshots: observed.metricSnapshots,
     blastRadius: [...related]
       .sort((a, b) => a.detectedAt.getTime() - b.detectedAt.getTime())
       .map((r) => {
@@ -350,10 +751,11 @@ export function buildPostmortemReport(input: PostmortemInput): PostmortemReport 
           severity: r.severity,
         };
       }),
-    gitCorrelation: { commitSHA: '', commitMessage: '', author: '', timestamp: '', confidence: 0, filesChanged: [] },
+    gitCorrelation: gitCorrelationOf(input.evidence, insight !== undefined),
     trending: input.trending,
     gitOpsContext: insight?.gitOpsContext ?? '',
     logAnalysisSummary: insight?.logAnalysis ?? '',
     cascadeChain: cascadeChain(i, related),
+    dataNotes: observed.dataNotes,
   };
 }

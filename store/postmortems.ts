@@ -1,12 +1,16 @@
 import type { Severity } from '../domain/incident';
 import {
+  currentReport,
   POSTMORTEM_AUTHOR,
+  reportChanges,
   rootCauseCategory,
   type EarlierIncidents,
   RELATED_POSTMORTEMS,
   type PostmortemFeedback,
   type PostmortemFeedbackRequest,
+  type PostmortemPatch,
   type PostmortemReport,
+  type ReportFieldChange,
   type PostmortemState,
   type RelatedIncident,
 } from '../domain/postmortem';
@@ -32,6 +36,9 @@ export interface PostmortemRecord {
   createdAt: Date;
   report: PostmortemReport;
   feedback?: PostmortemFeedback;
+  /** The token user of the last edit that changed the report, and when. */
+  lastEditedBy?: string;
+  lastEditedAt?: Date;
 }
 
 /** What a list shows: everything but the report, plus its title and severity. */
@@ -41,17 +48,21 @@ export type PostmortemSummary = Omit<PostmortemRecord, 'report'> & {
 
 const NO_ID = { _id: 0 } as const;
 
+/** A stored postmortem with its report in today's shape (a legacy report's placeholders read as unknown). */
+const current = (p: PostmortemRecord | null): PostmortemRecord | undefined =>
+  p ? { ...p, report: currentReport(p.report) } : undefined;
+
 export async function getPostmortem(name: string, namespace?: string): Promise<PostmortemRecord | undefined> {
-  return (
-    (await PostmortemModel.findOne(
+  return current(
+    await PostmortemModel.findOne(
       { name, ...(namespace !== undefined && { namespace }) },
       NO_ID,
-    ).lean<PostmortemRecord>()) ?? undefined
+    ).lean<PostmortemRecord>(),
   );
 }
 
 export async function getPostmortemByIncident(incident: string): Promise<PostmortemRecord | undefined> {
-  return (await PostmortemModel.findOne({ incident }, NO_ID).lean<PostmortemRecord>()) ?? undefined;
+  return current(await PostmortemModel.findOne({ incident }, NO_ID).lean<PostmortemRecord>());
 }
 
 /**
@@ -207,6 +218,58 @@ export async function recordFeedback(
   const res = await PostmortemModel.updateOne(where, { $set: { feedback: stored } });
   if (res.matchedCount === 0) return { outcome: 'not-found' };
   return { outcome: 'done', postmortem: { ...before, feedback: stored }, from: before.state };
+}
+
+/** The outcome of an edit: the postmortem after it with what changed ([] for none), or why it was refused. */
+export type PostmortemEdit =
+  | { outcome: 'done'; postmortem: PostmortemRecord; changes: ReportFieldChange[] }
+  | { outcome: 'not-found' }
+  | { outcome: 'closed'; postmortem: PostmortemRecord };
+
+const EDITABLE_STATES: PostmortemState[] = ['Open', 'InReview'];
+
+/**
+ * Applies an operator's corrections to the report of an Open or InReview postmortem. Field by
+ * field (`$set` of `report.<path>`), and conditional: the filter names the state and the value
+ * each changed field had when read, so a concurrent edit of other fields is kept, a concurrent
+ * edit of the same field makes this one re-read and re-compare (the audit's `from` stays true),
+ * and a concurrent close wins (then `closed`). Nothing changes: nothing is written.
+ */
+export async function editPostmortem(
+  name: string,
+  patch: PostmortemPatch,
+  by: { user: string; at: Date },
+  namespace?: string,
+): Promise<PostmortemEdit> {
+  const where = { name, ...(namespace !== undefined && { namespace }) };
+  for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
+    const stored = await PostmortemModel.findOne(where, NO_ID).lean<PostmortemRecord>();
+    if (!stored) return { outcome: 'not-found' };
+    const pm = current(stored)!;
+    if (pm.state === 'Closed') return { outcome: 'closed', postmortem: pm };
+    if (!Array.isArray((stored.report as { dataNotes?: unknown }).dataNotes)) {
+      // A legacy report is written in today's shape first (only while it still is legacy), so
+      // the field-level update below lands on the fields the reader shows.
+      await PostmortemModel.updateOne(
+        { ...where, 'report.dataNotes': { $exists: false } },
+        { $set: { report: pm.report } },
+      );
+      continue;
+    }
+    const changes = reportChanges(pm.report, patch);
+    if (changes.length === 0) return { outcome: 'done', postmortem: pm, changes };
+    const unchanged = Object.fromEntries(changes.map((c) => [`report.${c.field}`, c.from]));
+    const set = Object.fromEntries(changes.map((c) => [`report.${c.field}`, c.to]));
+    // The driver's own update: Mongoose would cast a list in the filter to `$in` (an empty one
+    // matching nothing), and the filter must compare whole values.
+    const res = await PostmortemModel.collection.updateOne(
+      { ...where, state: { $in: EDITABLE_STATES }, ...unchanged },
+      { $set: { ...set, lastEditedBy: by.user, lastEditedAt: by.at } },
+    );
+    if (res.matchedCount > 0) return { outcome: 'done', postmortem: (await getPostmortem(name, namespace))!, changes };
+    // Closed, or a field we change was changed since we read it: read again.
+  }
+  throw new Error(`postmortem ${name} kept changing under us`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   postmortemFeedbackSchema,
+  postmortemPatchSchema,
   postmortemReportSchema,
   postmortemReviewSchema,
   postmortemStateSchema,
@@ -10,6 +11,7 @@ import { listSchema, paginationQuery } from '../../contracts/envelope';
 import { appendAudit } from '../../store/audit';
 import {
   closePostmortem,
+  editPostmortem,
   getPostmortem,
   listPostmortems,
   recordFeedback,
@@ -20,7 +22,7 @@ import {
 } from '../../store/postmortems';
 import { auditSource } from '../auth';
 import { conflict, notFound } from '../errors';
-import { nonBlank, route } from '../route';
+import { nonBlank, route, type RouteSpec } from '../route';
 import { iso } from '../views';
 
 const KIND = 'PostMortem';
@@ -61,6 +63,11 @@ const detailSchema = z.object({
     createdAt: timestamp,
     author: z.string(),
     reviewedBy: z.string().describe("'' until reviewed"),
+    lastEditedBy: z
+      .string()
+      .optional()
+      .describe('the token user of the last edit that changed the report; absent until then'),
+    lastEditedAt: timestamp.optional().describe('when the report was last edited; absent until then'),
   }),
   status: z.object({
     state: postmortemStateSchema,
@@ -129,6 +136,8 @@ function detailView(p: PostmortemRecord) {
       createdAt: p.createdAt.toISOString(),
       author: p.author,
       reviewedBy: p.reviewer ?? '',
+      ...(p.lastEditedBy !== undefined && { lastEditedBy: p.lastEditedBy }),
+      ...(p.lastEditedAt && { lastEditedAt: iso(p.lastEditedAt) }),
     },
     status: {
       state: p.state,
@@ -181,8 +190,15 @@ const feedbackBody = postmortemFeedbackSchema.openapi({ minProperties: 1 });
 const conflictDoc = { description: 'the postmortem is not in a state that allows this' };
 
 /**
- * Postmortems (DESIGN §9): anyone may read them; operators review, close and give feedback.
- * The reviewer in a body is recorded as given; the audit record's user is the token's user.
+ * RouteSpec (api/route.ts) lists get, post, put and delete; Express (`router.patch`) and the
+ * OpenAPI registry take `patch` the same way. Drop the cast once RouteSpec lists it.
+ */
+const PATCH = 'patch' as RouteSpec['method'];
+
+/**
+ * Postmortems (DESIGN §9): anyone may read them; operators edit, review, close and give
+ * feedback. The reviewer in a body is recorded as given; the audit record's user (and the
+ * editor) is the token's user.
  */
 export function postmortemRoutes() {
   return [
@@ -214,6 +230,43 @@ export function postmortemRoutes() {
       handler: async ({ params, query }) => {
         const pm = await getPostmortem(params.name, query.namespace);
         if (!pm) throw notFound(KIND, params.name);
+        return { body: detailView(pm) };
+      },
+    }),
+    route({
+      method: PATCH,
+      path: '/postmortems/{name}',
+      summary:
+        'Correct and complete the report of an Open or InReview postmortem: each field given replaces its value (lists as a whole)',
+      tag: 'Postmortems',
+      role: 'operator',
+      kind: KIND,
+      query: namespaceQuery,
+      body: postmortemPatchSchema,
+      responses: {
+        200: {
+          description:
+            'the postmortem after the edit (as GET); one audit record `postmortem.edit` lists each changed field with its previous and new value, none when nothing changed',
+          schema: detailSchema,
+        },
+        409: { description: 'PostMortem already closed: a closed postmortem is not edited' },
+      },
+      handler: async ({ params, query, body, req }) => {
+        const source = auditSource(req);
+        const edit = await editPostmortem(params.name, body, { user: source.user, at: new Date() }, query.namespace);
+        if (edit.outcome === 'not-found') throw notFound(KIND, params.name);
+        if (edit.outcome === 'closed') throw alreadyClosed(edit.postmortem);
+        const pm = edit.postmortem;
+        if (edit.changes.length > 0) {
+          await appendAudit({
+            action: 'postmortem.edit',
+            ...source,
+            resource: pm.name,
+            resourceType: KIND,
+            namespace: pm.namespace,
+            details: { incident: pm.incident, changes: edit.changes },
+          });
+        }
         return { body: detailView(pm) };
       },
     }),

@@ -79,6 +79,113 @@ export function Postmortems({ route }: { route: Route }) {
   );
 }
 
+/**
+ * The report's observed fields (types.ts's Postmortem does not list them yet). A number is null
+ * when nothing measured it, and dataNotes says why.
+ */
+interface ObservedReport {
+  impact?: {
+    usersAffected: number | null;
+    requestsAffected: string;
+    revenueImpact: string;
+    slosBreached: string[];
+    podsAffected?: number | null;
+    replicasAffected?: number | null;
+    unavailableReplicaMinutes?: number | null;
+  };
+  gitCorrelation?: {
+    commitSHA: string;
+    commitMessage: string;
+    author: string;
+    timestamp: string;
+    confidence: number;
+    change?: string;
+    reason?: string;
+  };
+  metricSnapshots?: { name: string; value: string; timestamp: string; phase: string }[];
+  dataNotes?: string[];
+}
+
+const count = (n: number | null | undefined, unit = '') => (n === null || n === undefined ? '—' : `${n}${unit}`);
+
+function Observed({ report }: { report: ObservedReport }) {
+  const { impact, gitCorrelation: git, metricSnapshots = [], dataNotes = [] } = report;
+  return (
+    <>
+      {impact && (
+        <>
+          <h3>Impact</h3>
+          <Facts
+            items={[
+              ['Users affected', count(impact.usersAffected)],
+              ['Pods affected', count(impact.podsAffected)],
+              ['Replicas unavailable (most at once)', count(impact.replicasAffected)],
+              ['Unavailable replica-minutes', count(impact.unavailableReplicaMinutes)],
+              ['Requests affected', impact.requestsAffected],
+              ['Revenue impact', impact.revenueImpact],
+              ['SLOs breached', impact.slosBreached.join(', ')],
+            ]}
+          />
+        </>
+      )}
+      {git && (
+        <>
+          <h3>Suspected change</h3>
+          {git.change || git.commitMessage ? (
+            <Facts
+              items={[
+                ['Change', git.commitMessage],
+                ['When', when(git.timestamp)],
+                ['By', git.author],
+                ['Commit', git.commitSHA && <code>{git.commitSHA}</code>],
+                ['Confidence', percent(git.confidence, 0)],
+                ['Why', git.reason ?? ''],
+              ]}
+            />
+          ) : (
+            <p className="wrap muted">{git.reason || 'None.'}</p>
+          )}
+        </>
+      )}
+      {metricSnapshots.length > 0 && (
+        <>
+          <h3>Metric snapshots</h3>
+          <TableScroll label="Metric snapshots">
+            <thead>
+              <tr>
+                <th scope="col">Phase</th>
+                <th scope="col">Metric</th>
+                <th scope="col">Value</th>
+                <th scope="col">At</th>
+              </tr>
+            </thead>
+            <tbody>
+              {metricSnapshots.map((m, i) => (
+                <tr key={i}>
+                  <td>{m.phase}</td>
+                  <td>{m.name}</td>
+                  <td>{m.value}</td>
+                  <td>{when(m.timestamp)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </TableScroll>
+        </>
+      )}
+      {dataNotes.length > 0 && (
+        <>
+          <h3>Data notes</h3>
+          <ul className="muted">
+            {dataNotes.map((n) => (
+              <li key={n}>{n}</li>
+            ))}
+          </ul>
+        </>
+      )}
+    </>
+  );
+}
+
 export function PostmortemDetail({ name }: { name: string }) {
   const { role } = useIdentity();
   const pm = useApi<Postmortem>(`/postmortems/${encodeURIComponent(name)}`);
@@ -115,6 +222,7 @@ export function PostmortemDetail({ name }: { name: string }) {
           {r.rootCause.description || '—'}{' '}
           {r.rootCause.category && `(${r.rootCause.category}, confidence ${percent(r.rootCause.confidence, 0)})`}
         </p>
+        <Observed report={r as ObservedReport} />
         <h3>Timeline</h3>
         <ol className="timeline">
           {r.timeline.map((t, i) => (
