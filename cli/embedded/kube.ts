@@ -1,23 +1,34 @@
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { execFile } from 'child_process';
 import { randomBytes } from 'crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync, type WriteStream } from 'fs';
 import { Agent, request } from 'https';
+import { createServer } from 'net';
 import path from 'path';
 import { promisify } from 'util';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { REPO_ROOT, TOOLS_DIR } from '../paths';
 import { spawnProbed, type ServerProcess } from './process';
 
 /**
  * A real Kubernetes control plane on loopback (docs/kubernetes.md): etcd, kube-apiserver,
  * kube-controller-manager, kube-scheduler and KWOK, which plays the kubelet of fake nodes so
- * pods run, become ready, crash-loop, get OOM-killed and lose their node. Built by
+ * pods run, become ready, crash-loop, get OOM-killed and lose their node, and whose kubelet
+ * server answers the API server's container-log requests from files. Built by
  * tools/kube/build.sh into .tools/kube/bin. Used by the cluster tests and `foghorn dev --kube`.
  */
 export interface LocalKubeOptions {
   /** State: certificates, tokens, etcd data, kubeconfigs, component logs. Reused when present. */
   dir: string;
-  ports: { etcd: number; etcdPeer: number; apiserver: number };
+  /** `kwok`: KWOK's kubelet server (container logs); default a free port picked at start. */
+  ports: { etcd: number; etcdPeer: number; apiserver: number; kwok?: number };
   /** ReplicaSets, rollouts, pod re-creation, node lifecycle (default on). */
   controllerManager?: boolean;
   /** The scheduler and KWOK's fake kubelets (default on; needs the controller-manager). */
@@ -40,6 +51,12 @@ export interface LocalKube {
   /** A kubeconfig (YAML) for `admin`, and where it is written. */
   kubeconfig: string;
   kubeconfigPath: string;
+  /**
+   * Where the files served as containers' logs live (KWOK `Logs` objects point into it; see
+   * test/harness/kube.ts setContainerLogs). `<podLogsDir>/empty.log` is every other container's log
+   * (EMPTY_POD_LOG, NO_PREVIOUS_POD_LOG).
+   */
+  podLogsDir: string;
   stopApiServer(): Promise<void>;
   startApiServer(): Promise<void>;
   stop(): Promise<void>;
@@ -48,6 +65,16 @@ export interface LocalKube {
 export const KUBE_BIN = path.join(TOOLS_DIR, 'kube', 'bin');
 const STOCK_STAGES = path.join(TOOLS_DIR, 'kube', 'stages', 'stock');
 const OWN_STAGES = path.join(REPO_ROOT, 'tools', 'kube', 'stages');
+const LOGS_CRD = path.join(REPO_ROOT, 'tools', 'kube', 'crds', 'kwok-logs.yaml');
+/** The address every fake node advertises (InternalIP): the API server dials KWOK's kubelet server there. */
+const NODE_IP = '127.0.0.1';
+/** The log of every container no `Logs` object names: empty, as a container that printed nothing. */
+export const EMPTY_POD_LOG = 'empty.log';
+/**
+ * A file that never exists, the previous log of containers without one: `previous=true` answers
+ * 400 (as a kubelet's "previous terminated container … not found"), with this path in the message.
+ */
+export const NO_PREVIOUS_POD_LOG = 'no-previous-container';
 const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
 /** The annotation that makes a Node one of KWOK's fake nodes. */
 export const FAKE_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
@@ -98,10 +125,11 @@ export function kubeconfigYaml(server: string, caPem: string, token: string, use
 }
 
 /**
- * KWOK's stage files: the stock node and pod lifecycles, with the stock `pod-ready` told to
- * leave pods labelled `sim` to our failure stages (tools/kube/stages/failures.yaml).
+ * KWOK's configuration: the stock node and pod lifecycles, with the stock `pod-ready` told to
+ * leave pods labelled `sim` to our failure stages (tools/kube/stages/failures.yaml), and a
+ * ClusterLogs giving every container an empty log (per-pod `Logs` objects override it).
  */
-function stagesFile(dir: string): string {
+function kwokConfigFile(dir: string, podLogsDir: string): string {
   const docs: unknown[] = [];
   const files = [
     ...['node-fast-node-initialize', 'node-heartbeat-node-heartbeat', 'node-chaos-node-not-ready'].map((f) =>
@@ -120,7 +148,20 @@ function stagesFile(dir: string): string {
         stage.spec.selector.matchExpressions.push({ key: '.metadata.labels.sim', operator: 'DoesNotExist' });
       docs.push(stage);
     }
-  const out = path.join(dir, 'stages.yaml');
+  docs.push({
+    apiVersion: 'kwok.x-k8s.io/v1alpha1',
+    kind: 'ClusterLogs',
+    metadata: { name: 'foghorn-empty-logs' },
+    spec: {
+      logs: [
+        {
+          logsFile: path.join(podLogsDir, EMPTY_POD_LOG),
+          previousLogsFile: path.join(podLogsDir, NO_PREVIOUS_POD_LOG),
+        },
+      ],
+    },
+  });
+  const out = path.join(dir, 'kwok.yaml');
   writeFileSync(out, docs.map((d) => stringify(d)).join('---\n'));
   return out;
 }
@@ -178,6 +219,60 @@ function httpsOk(url: string, caPem: string, token: string): Promise<boolean> {
   });
 }
 
+/** A port free on loopback a moment ago (the kernel's pick). */
+function ephemeralPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Creates KWOK's Logs resource (kept when present) and waits until the API server serves it. */
+async function ensureLogsCrd(kc: KubeConfig): Promise<void> {
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  const crd = parse(readFileSync(LOGS_CRD, 'utf8')) as V1CustomResourceDefinition;
+  await api.createCustomResourceDefinition({ body: crd }).catch((err: { code?: number }) => {
+    if (err.code !== 409) throw err;
+  });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const { status } = await api.readCustomResourceDefinition({ name: crd.metadata!.name! });
+    if (status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+    if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata!.name} not established within 30 s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * Points KWOK's nodes made by an earlier run (a reused state dir) at this run's kubelet server;
+ * new nodes get it from KWOK's node-initialize stage (--node-ip, --node-port).
+ */
+async function repointNodes(kc: KubeConfig, kwokPort: number): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  for (const node of (await core.listNode()).items) {
+    const name = node.metadata!.name!;
+    if (node.metadata?.annotations?.[FAKE_NODE_ANNOTATION] !== 'fake') continue;
+    const ip = node.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
+    if (ip === NODE_IP && node.status?.daemonEndpoints?.kubeletEndpoint?.Port === kwokPort) continue;
+    await core.patchNodeStatus(
+      {
+        name,
+        body: {
+          status: {
+            addresses: [{ type: 'InternalIP', address: NODE_IP }],
+            daemonEndpoints: { kubeletEndpoint: { Port: kwokPort } },
+          },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+}
+
 async function httpOk(url: string): Promise<boolean> {
   const res = await fetch(url, { signal: AbortSignal.timeout(3_000) });
   return res.ok;
@@ -190,6 +285,9 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
   mkdirSync(path.join(dir, 'logs'), { recursive: true });
   const { token, restrictedToken } = await ensureCredentials(dir);
   const file = (name: string) => path.join(dir, name);
+  const podLogsDir = file('pod-logs');
+  mkdirSync(podLogsDir, { recursive: true });
+  writeFileSync(path.join(podLogsDir, EMPTY_POD_LOG), '');
   const caData = readFileSync(file('serving.crt'), 'utf8');
   const server = `https://127.0.0.1:${opts.ports.apiserver}`;
   const kubeconfig = kubeconfigYaml(server, caData, token);
@@ -227,6 +325,10 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
         '--service-cluster-ip-range=10.0.0.0/24',
         // A loopback address cannot be the `kubernetes` Service's endpoint; nothing here needs it.
         '--endpoint-reconciler-type=none',
+        // Container logs: the API server dials the node's InternalIP (KWOK's kubelet server, which
+        // serves with the same certificate, so the API server can verify it).
+        '--kubelet-preferred-address-types=InternalIP',
+        `--kubelet-certificate-authority=${file('serving.crt')}`,
         '--profiling=false',
         ...audit,
       ],
@@ -278,6 +380,10 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
         ),
       );
       if (withKwok) {
+        const kc = new KubeConfig();
+        kc.loadFromString(kubeconfig);
+        await ensureLogsCrd(kc);
+        const kwokPort = opts.ports.kwok ?? (await ephemeralPort());
         started.push(
           await spawnProbed(
             'kube-scheduler',
@@ -286,23 +392,31 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
             alive,
             { onLine: logTo('kube-scheduler') },
           ),
+        );
+        started.push(
           await spawnProbed(
             'kwok',
             bin('kwok'),
             [
               `--kubeconfig=${componentKubeconfig}`,
-              `--config=${stagesFile(dir)}`,
+              `--config=${kwokConfigFile(dir, podLogsDir)}`,
               '--manage-all-nodes=false',
               `--manage-nodes-with-annotation-selector=${FAKE_NODE_ANNOTATION}=fake`,
               '--node-lease-duration-seconds=40',
               '--cidr=10.244.0.0/16',
-              '--node-ip=10.1.0.1',
-              '--server-address=',
+              `--node-ip=${NODE_IP}`,
+              // The kubelet server: container logs from files (Logs objects), over TLS.
+              `--node-port=${kwokPort}`,
+              `--server-address=${NODE_IP}:${kwokPort}`,
+              `--tls-cert-file=${file('serving.crt')}`,
+              `--tls-private-key-file=${file('serving.key')}`,
+              '--enable-crds=Logs',
             ],
-            alive,
-            { onLine: logTo('kwok') },
+            () => httpsOk(`https://${NODE_IP}:${kwokPort}/healthz`, caData, token),
+            { timeoutMs: 60_000, onLine: logTo('kwok') },
           ),
         );
+        await repointNodes(kc, kwokPort);
       }
     }
     return {
@@ -312,6 +426,7 @@ export async function startLocalKube(opts: LocalKubeOptions): Promise<LocalKube>
       caData,
       kubeconfig,
       kubeconfigPath: componentKubeconfig,
+      podLogsDir,
       stopApiServer: async () => {
         await apiserver?.stop();
       },

@@ -87,6 +87,37 @@ test('sim=oomkilled containers are OOM-killed, sim=imagepull pods never start', 
   });
 }, 120_000);
 
+test('a crash-looping container serves the log lines a test chose, current and previous', async () => {
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('chatty', 1, 'crashloop') });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('quiet', 1) });
+  await waitFor('chatty restarting, quiet running', async () => {
+    const [chatty] = await podsOf('chatty');
+    const [quiet] = await podsOf('quiet');
+    return (chatty?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 && quiet?.status?.phase === 'Running';
+  });
+  const current = ['starting', 'connecting to db:5432', 'FATAL: password authentication failed'];
+  const previous = ['starting', 'panic: out of retries', 'exit status 1'];
+  const names = await kube.setContainerLogs({ labelSelector: 'app=chatty', container: 'app', current, previous });
+  expect(names).toHaveLength(1);
+  const read = (name: string, opts: { previous?: boolean; tailLines?: number } = {}) =>
+    core.readNamespacedPodLog({ name, namespace: 'default', container: 'app', ...opts });
+  expect(await read(names[0])).toBe(current.map((l) => `${l}\n`).join(''));
+  expect(await read(names[0], { tailLines: 1 })).toBe('FATAL: password authentication failed\n');
+  expect(await read(names[0], { previous: true, tailLines: 2 })).toBe('panic: out of retries\nexit status 1\n');
+  // A later call replaces the lines; without `previous` the container has none.
+  await kube.setContainerLogs({ pod: names[0], container: 'app', current: ['again'] });
+  expect(await read(names[0])).toBe('again\n');
+  await expect(read(names[0], { previous: true })).rejects.toMatchObject({ code: 400 });
+  // A pod no test gave lines: an empty log, and 400 for previous=true, as for a container that
+  // printed nothing and never restarted; an unknown container is refused by the API server.
+  const [quiet] = await podsOf('quiet');
+  expect(await read(quiet.metadata!.name!)).toBe('');
+  await expect(read(quiet.metadata!.name!, { previous: true })).rejects.toMatchObject({ code: 400 });
+  await expect(
+    core.readNamespacedPodLog({ name: quiet.metadata!.name!, namespace: 'default', container: 'nope' }),
+  ).rejects.toMatchObject({ code: 400 });
+}, 120_000);
+
 test('a labelled node goes NotReady and recovers when the label is removed', async () => {
   await kube.addNode('kwok-node-2');
   const readyOf = async () =>
