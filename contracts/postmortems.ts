@@ -183,7 +183,7 @@ const lines = z.array(line).max(LIST_MAX);
 
 export const postmortemPatchSchema = z
   .object({
-    title: z.string().max(500),
+    title: z.string().min(1).max(500),
     summary: z.string().max(TEXT_MAX),
     impact: z
       .object({
@@ -205,7 +205,18 @@ export const postmortemPatchSchema = z
       .partial()
       .strict(),
     actionItems: z
-      .array(actionItemSchema.extend({ description: z.string().max(LINE_MAX), assignee: z.string().max(200) }).strict())
+      .array(
+        actionItemSchema
+          .extend({
+            description: z.string().max(LINE_MAX),
+            assignee: z.string().max(200),
+            // ASCII digits: a JSON Schema `\d` also matches other scripts' digits.
+            dueDate: z
+              .string()
+              .regex(/^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$/, 'must be a date yyyy-mm-dd'),
+          })
+          .strict(),
+      )
       .max(LIST_MAX)
       .describe('replaces the list'),
     lessonsLearned: lines.describe('replaces the list'),
