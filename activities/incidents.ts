@@ -29,6 +29,7 @@ import { allocateName } from '../store/names';
 import { runbooksInCategory, type RunbookRecord } from '../store/runbooks';
 import { idempotencyKey } from './context';
 import { analyzeWithLlm, llmContext, type LlmConfig } from './llm';
+import { evidenceFor } from './evidence';
 import { isRunbookStep } from '../contracts/remediation';
 
 export interface IncidentActivityDeps {
@@ -191,7 +192,15 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
     const existing = Context.current().info.attempt > 1 ? await getInsightByIncident(incident.name) : undefined;
     if (existing) return recordAnalysis(incident, existing);
 
-    const ctx = await analysisContext(incident, runbooks);
+    // Evidence first (bounded, never failing): the conclusion rests on it.
+    const found = await evidenceFor({
+      cluster: incident.cluster,
+      namespace: incident.namespace,
+      resource: incident.resource,
+      signalType: incident.signalType,
+      firstSignalAt: incident.detectedAt,
+    });
+    const ctx = await analysisContext(incident, runbooks, found);
     const provider = deps.llm ? { provider: 'openai-compatible', model: deps.llm.model } : RULES_PROVIDER;
     const startedAt = new Date();
     await appendTimeline(incident.name, [
@@ -201,7 +210,13 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
           type: 'Analysis',
           source: 'ai-engine',
           message: `Analysis started with ${provider.provider}/${provider.model}`,
-          details: { model: provider.model, provider: provider.provider, contextSize: llmContext(ctx).length },
+          details: {
+            model: provider.model,
+            provider: provider.provider,
+            contextSize: llmContext(ctx).length,
+            evidenceItems: ctx.evidence?.items.length ?? 0,
+            ...(ctx.evidence?.suspect && { suspectedChange: ctx.evidence.suspect.change }),
+          },
         },
         'started',
       ),
@@ -247,6 +262,7 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
       cascadeAnalysis: insight.cascadeAnalysis,
       blastRadiusPrediction: insight.blastRadiusPrediction,
       relatedEvents: insight.relatedEvents,
+      ...(ctx.evidence && { evidence: ctx.evidence }),
       recommendation: insight.recommendation,
       fallbackReason,
       generatedAt: now,
@@ -564,9 +580,14 @@ export function createIncidentActivities(deps: IncidentActivityDeps) {
 export type IncidentActivities = ReturnType<typeof createIncidentActivities>;
 
 /** The facts the analyzers see: the incident, its neighbours in time, candidate runbooks. */
-async function analysisContext(incident: IncidentRecord, runbooks: RunbookRecord[]): Promise<AnalysisContext> {
+async function analysisContext(
+  incident: IncidentRecord,
+  runbooks: RunbookRecord[],
+  found: Awaited<ReturnType<typeof evidenceFor>>,
+): Promise<AnalysisContext> {
   const related = await relatedOpenIncidents(incident, CORRELATION_WINDOW_MS);
   return {
+    ...(found.evidence ? { evidence: found.evidence } : { evidenceGap: found.reason }),
     incident: {
       name: incident.name,
       namespace: incident.namespace,

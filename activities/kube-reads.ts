@@ -324,6 +324,9 @@ async function logTail(raw: KubeLogTailInput): Promise<LogTail> {
   }
 }
 
+/** The read tools as plain functions (evidence collection calls them inside its own activity). */
+export const kubeReads = { getResource, listPods, recentEvents, logTail };
+
 /** Registered with the worker (activities/index.ts). */
 export function createKubeReadActivities() {
   return {

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import type { AnalysisContext, Insight } from '../domain/analyzer';
+import { gitOpsContextOf, logAnalysisOf } from '../domain/evidence-analysis';
 import { ACTION_TYPES } from '../domain/runbook';
 import { actionSchema } from '../contracts/runbooks';
 
@@ -53,6 +54,11 @@ const SYSTEM_PROMPT = [
   `{name, action, description, params}; action is one of ${ACTION_TYPES.join(', ')}),`,
   'cascadeAnalysis (string, "" if no related incidents), blastRadiusPrediction (string, "" if unknown).',
   'Use only the facts given. Never invent logs, commits or metrics.',
+  'The facts may hold evidence collected from the cluster: citable items with ids (E1, E2, …), the',
+  'changes before the first failure, revision health, pod terminations and log lines. End every',
+  'recommendation with the ids it rests on, as "(evidence E1, E3)", or "(rests on the signal alone)".',
+  'Never conclude from events alone: when the evidence holds no change, termination or log line, say',
+  'the analysis is inconclusive.',
 ].join(' ');
 
 /** The facts the model sees, as compact JSON (its length is the Analysis event's contextSize). */
@@ -94,8 +100,13 @@ export async function analyzeWithLlm(config: LlmConfig, ctx: AnalysisContext, si
   return {
     ...out,
     recommendation: out.recommendations[0] ?? '',
-    logAnalysis: '',
-    gitOpsContext: '',
+    // The same evidence texts as the rules analyzer's: facts, not the model's retelling of them.
+    logAnalysis: ctx.evidence ? logAnalysisOf(ctx.evidence) : '',
+    gitOpsContext: ctx.evidence
+      ? gitOpsContextOf(ctx.evidence, ctx.incident.resource)
+      : ctx.evidenceGap
+        ? `No cluster evidence: ${ctx.evidenceGap}.`
+        : '',
     relatedEvents: ctx.related.map((r) => r.name),
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { evidenceViewSchema } from '../contracts/changes';
 import { formatDuration } from '../domain/duration';
 import { splitResource, TIMELINE_TYPES, type TimelineEvent } from '../domain/incident';
 import { incidentStateSchema } from '../contracts/incidents';
@@ -181,6 +182,8 @@ export function insightView(d: any) {
     gitOpsContext: d.gitOpsContext,
     cascadeAnalysis: d.cascadeAnalysis,
     blastRadiusPrediction: d.blastRadiusPrediction,
+    // Dates to RFC 3339 text, as everywhere in the API.
+    ...(d.evidence && { evidence: JSON.parse(JSON.stringify(d.evidence)) }),
     generatedAt: iso(d.generatedAt),
     creationTimestamp: iso(d.creationTimestamp),
   };
@@ -335,6 +338,7 @@ export const insightListSchema = listSchema(
     gitOpsContext: z.string(),
     cascadeAnalysis: z.string(),
     blastRadiusPrediction: z.string(),
+    evidence: evidenceViewSchema.optional().describe('what the analysis collected before it concluded'),
     generatedAt: timestamp,
     creationTimestamp: timestamp,
   }),

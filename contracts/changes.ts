@@ -57,3 +57,60 @@ export const changesQuerySchema = z.object({
   namespace: dnsLabelSchema.optional(),
   resource: changedObjectSchema.optional().describe('the changed object, or a workload it concerns'),
 });
+
+/** The evidence behind an insight (domain/evidence.ts), as the API shows it. */
+export const evidenceViewSchema = z.object({
+  collectedAt: timestamp,
+  firstSignalAt: timestamp,
+  windowMs: z.number().int(),
+  ownerChain: z.array(z.string()),
+  changes: z.array(changeViewSchema.omit({ revisionHealth: true })),
+  suspect: z
+    .object({
+      change: z.string().describe('the change id'),
+      resource: z.string(),
+      type: z.enum(CHANGE_TYPES),
+      revision: z.number().int().optional(),
+      previousRevision: z.number().int().optional(),
+      summary: z.string(),
+      at: timestamp,
+      leadMs: z.number().describe('how long before the first failure it reached the cluster'),
+      confidence: z.number().min(0).max(1),
+      reason: z.string(),
+      by: changeViewSchema.shape.by,
+      evidence: z.string().describe('the evidence item that shows it'),
+    })
+    .optional(),
+  revisions: z.array(
+    z.object({ revision: z.number().int(), state: z.enum(REVISION_STATES), images: z.array(z.string()) }).passthrough(),
+  ),
+  pods: z.array(
+    z.object({
+      name: z.string(),
+      node: z.string(),
+      phase: z.string(),
+      restarts: z.number().int(),
+      waitingReason: z.string(),
+      lastTermination: z
+        .object({ reason: z.string(), exitCode: z.number().int(), at: timestamp.optional() })
+        .optional(),
+      previousLogs: z.array(z.string()).describe('tail, redacted'),
+      currentLogs: z.array(z.string()).describe('tail, redacted'),
+    }),
+  ),
+  events: z.array(
+    z.object({
+      object: z.string(),
+      reason: z.string(),
+      message: z.string(),
+      count: z.number(),
+      at: timestamp.optional(),
+    }),
+  ),
+  nodes: z.array(z.object({ name: z.string(), ready: z.string(), conditions: z.array(z.string()) })),
+  replicas: z.object({ desired: z.number(), available: z.number(), updated: z.number() }).optional(),
+  items: z
+    .array(z.object({ id: z.string(), kind: z.string(), summary: z.string(), at: timestamp.optional() }))
+    .describe('the citable facts: recommendations name their ids'),
+  notes: z.array(z.string()).describe('what could not be collected, and why'),
+});

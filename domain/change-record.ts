@@ -1,4 +1,5 @@
 import type { Change, ChangeAuthor, FieldChange } from './changes';
+import { RESTARTED_AT_ANNOTATION } from './kube-actions';
 
 /**
  * From Kubernetes objects to change records (domain/changes.ts), pure: what differs between two
@@ -7,12 +8,9 @@ import type { Change, ChangeAuthor, FieldChange } from './changes';
  * (activities/kube-watch/changes.ts) hands in the objects it sees.
  */
 
-/** The restart annotation `kubectl rollout restart` (and Foghorn's restart) sets: a restart, not a change of what runs. */
-export const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
 /** Foghorn's field manager on every write it makes to a cluster. */
 export const FOGHORN_FIELD_MANAGER = 'foghorn';
 export const CHANGE_CAUSE = 'kubernetes.io/change-cause';
-export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 /** Bounded: a change record rides in evidence, insights and workflow payloads. */
 const MAX_DIFF = 30;
 const MAX_TEXT = 160;
@@ -174,7 +172,7 @@ export function templateDiff(before: PodTemplate, after: PodTemplate): FieldChan
 export function isRestartOnly(before: PodTemplate, after: PodTemplate): boolean {
   const strip = (t: PodTemplate) => {
     const annotations = { ...t.metadata?.annotations };
-    delete annotations[RESTARTED_AT];
+    delete annotations[RESTARTED_AT_ANNOTATION]; // a restart, not a change of what runs
     // The controllers' own labels differ with every template (a ReplicaSet's pod-template-hash).
     const labels = { ...t.metadata?.labels };
     delete labels['pod-template-hash'];

@@ -17,7 +17,6 @@ import {
   keyChanges,
   lastWriteOf,
   nodeConditionChange,
-  REVISION_ANNOTATION,
   revisionChange,
   scaleChange,
   type ObjectMeta,
@@ -30,6 +29,7 @@ import type {
   RevisionFailure,
   RevisionHealth,
 } from '../../domain/changes';
+import { REVISION_ANNOTATION } from '../../domain/kube-actions';
 import { controllerOf } from '../../domain/kube-owners';
 
 /**

@@ -7,6 +7,7 @@ import { NODE_RULES } from './rules-node';
 import { SERVICE_RULES } from './rules-service';
 import { WORKLOAD_RULES } from './rules-workload';
 import type { AnalysisContext, Insight, SuggestedAction } from './types';
+import { evidenceRecommendations, gitOpsContextOf, logAnalysisOf } from '../evidence-analysis';
 
 /**
  * The built-in rules analyzer (DESIGN §7): provider `builtin`, model `rules-v1`. The default
@@ -16,8 +17,10 @@ import type { AnalysisContext, Insight, SuggestedAction } from './types';
  * schemas (they can become a generated runbook, DESIGN §8): the unit tests parse every one, and
  * the activity keeps only those that do (contracts/remediation.ts isRunbookStep).
  *
- * It only reasons over what the caller hands it. Fields with no data behind them (logs, GitOps)
- * stay empty: never invent data.
+ * It only reasons over what the caller hands it: the signal and, for a workload on a registered
+ * cluster, the evidence (domain/evidence-analysis.ts). The evidence's recommendations come first
+ * and cite their items; the signal type's generic checks follow, marked as resting on the signal
+ * alone. Without evidence, `gitOpsContext` says why and `logAnalysis` stays empty: never invent data.
  */
 
 export { scaleQuantity } from './actions';
@@ -77,10 +80,25 @@ export function analyzeWithRules(ctx: AnalysisContext): Insight {
   const f = factsOf(ctx);
   const rule = RULES[incident.signalType] ?? RULES.Custom;
   const result = rule.run(f, incident.name);
-  const confidence = calibrate(rule.base, result.evidence.length, f.description !== '');
+  const confidence = calibrate(
+    rule.base + (ctx.evidence?.suspect ? 0.1 : 0),
+    result.evidence.length + (ctx.evidence?.items.length ?? 0),
+    f.description !== '',
+  );
 
   const runbook = runbookRecommendation(ctx);
-  const recommendations = [...result.recommendations.slice(0, runbook ? 4 : 5), ...(runbook ? [runbook] : [])];
+  const evidence = ctx.evidence;
+  const grounded = evidence ? evidenceRecommendations(evidence, incident.resource).slice(0, 3) : [];
+  const generic = result.recommendations.map(
+    (r) => `${r.replace(/\.$/, '')} (rests on the ${incident.signalType} signal alone).`,
+  );
+  const room = Math.max(1, (runbook ? 5 : 6) - grounded.length);
+  const recommendations = [...grounded, ...generic.slice(0, room), ...(runbook ? [runbook] : [])];
+  const suspect = evidence?.suspect;
+  const rootCause =
+    suspect && suspect.confidence >= 0.6
+      ? `${result.rootCause} Likely introduced by ${suspect.summary} (evidence ${suspect.evidence}).`
+      : result.rootCause;
 
   const cascade = cascadeAnalysis(ctx);
   const correlated = incident.correlatedSignals ?? [];
@@ -90,8 +108,9 @@ export function analyzeWithRules(ctx: AnalysisContext): Insight {
     `${incident.resource} in namespace ${incident.namespace} reports ${incident.signalType} ` +
       `(severity ${incident.severity ?? 'unrated'}, risk ${incident.riskScore}/100).`,
     f.description !== '' ? `Source description: "${f.description}".` : 'The source gave no description.',
-    result.rootCause,
+    rootCause,
     result.evidence.length > 0 ? `Supporting evidence: ${result.evidence.join('; ')}.` : '',
+    evidence ? gitOpsContextOf(evidence, incident.resource) : '',
     correlated.length > 0
       ? `${correlated.length} correlated signal${correlated.length === 1 ? '' : 's'}: ${correlated.map((s) => s.signalType).join(', ')}.`
       : '',
@@ -108,11 +127,15 @@ export function analyzeWithRules(ctx: AnalysisContext): Insight {
     confidence,
     recommendations,
     suggestedActions: distinctActions(result.actions),
-    logAnalysis: '',
-    gitOpsContext: '',
+    logAnalysis: evidence ? logAnalysisOf(evidence) : '',
+    gitOpsContext: evidence
+      ? gitOpsContextOf(evidence, incident.resource)
+      : ctx.evidenceGap
+        ? `No cluster evidence: ${ctx.evidenceGap}.`
+        : '',
     cascadeAnalysis: cascade,
     blastRadiusPrediction: blastRadius(ctx),
-    rootCause: result.rootCause,
+    rootCause,
     recommendation: recommendations[0] ?? '',
     relatedEvents: [
       ...related.map((r) => r.name),

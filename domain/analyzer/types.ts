@@ -1,3 +1,4 @@
+import type { IncidentEvidence } from '../evidence';
 import type { ActionType } from '../runbook';
 import type { Severity, SignalType } from '../vocabulary';
 
@@ -21,6 +22,10 @@ export interface AnalysisContext {
   related: { name: string; resource: string; signalType: SignalType; state: string; detectedAt: Date }[];
   /** Candidate runbooks for the incident's category (the caller selects them). */
   runbooks: { name: string; category: string; description: string }[];
+  /** What was collected from the cluster and the change record (activities/evidence.ts). */
+  evidence?: IncidentEvidence;
+  /** Why there is no evidence (an unregistered cluster, a kind without any). */
+  evidenceGap?: string;
 }
 
 export interface SuggestedAction {

@@ -18,6 +18,8 @@ const insightSchema = new Schema(
     cascadeAnalysis: { type: String, default: '' },
     blastRadiusPrediction: { type: String, default: '' },
     relatedEvents: { type: [String], default: [] },
+    /** What the analysis collected (domain/evidence.ts); absent without cluster evidence. */
+    evidence: { type: Schema.Types.Mixed, default: undefined },
     // Internal (not in the API's view): what the incident record and the timeline take from the
     // analysis, so a retried activity can finish writing them from the stored insight.
     recommendation: { type: String, default: '' },
