@@ -12,7 +12,7 @@ import { NODE_NOT_READY } from '../domain/kube-signals';
 import { redactText } from '../domain/redact';
 import { splitResource } from '../domain/incident';
 import { changesConcerning, revisionsOf } from '../store/changes';
-import { getCluster } from '../store/clusters';
+import { clusterKnown } from './kube/client';
 import { kubeReads } from './kube-reads';
 
 /**
@@ -253,7 +253,7 @@ export async function evidenceFor(
 ): Promise<{ evidence: IncidentEvidence } | { evidence?: undefined; reason: string }> {
   const { kind } = splitResource(target.resource);
   if (!EVIDENCE_KINDS.has(kind)) return { reason: `${kind} is not a kind Foghorn collects cluster evidence for` };
-  if (!(await getCluster(target.cluster)))
+  if (!(await clusterKnown(target.cluster)))
     return { reason: `cluster ${target.cluster} is not registered with Foghorn` };
   return { evidence: await collectEvidence(target) };
 }

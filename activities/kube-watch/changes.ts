@@ -504,7 +504,11 @@ export class ChangeRecorder {
       return;
     }
     for (const c of n.status?.conditions ?? []) {
-      if (before[c.type] === undefined || before[c.type] === c.status) continue;
+      if (before[c.type] === undefined) {
+        before[c.type] = c.status; // a condition seen the first time (a node still initialising): the base
+        continue;
+      }
+      if (before[c.type] === c.status) continue;
       const change = nodeConditionChange(
         this.opts.cluster,
         name,
