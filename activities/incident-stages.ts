@@ -1,3 +1,4 @@
+import type { IncidentEvidence } from '../domain/evidence';
 import { Context } from '@temporalio/activity';
 import { escalationMove, ladderOf, type Ladder } from '../domain/escalation-policy';
 import type { IncidentRecord } from '../domain/incident-record';
@@ -93,7 +94,11 @@ export function createIncidentStageActivities(
   ): Promise<Triage | null> {
     const runbooks = await categoryRunbooks(analyzing);
     const analysed = await incidents.analyze(analyzing, runbooks, signal, whileModelThinks);
-    const { incident } = await incidents.match(analysed.incident, runbooks);
+    const { incident } = await incidents.match(
+      analysed.incident,
+      runbooks,
+      analysed.insight.evidence as IncidentEvidence | undefined,
+    );
     const options = await remediation.options(incident, runbooks, analysed.insight);
     const giveUp = input.escalate ? giveUpReason(options, []) : undefined;
     if (giveUp) {

@@ -30,6 +30,7 @@ import { runbooksInCategory, type RunbookRecord } from '../store/runbooks';
 import { idempotencyKey } from './context';
 import { analyzeWithLlm, llmContext, type LlmConfig } from './llm';
 import { evidenceFor } from './evidence';
+import type { IncidentEvidence } from '../domain/evidence';
 import { isRunbookStep } from '../contracts/remediation';
 
 export interface IncidentActivityDeps {
@@ -153,6 +154,12 @@ async function recordSignals(
     })),
   );
 }
+
+/** One clause on what the evidence points at, for the runbook choice. */
+const evidenceNote = (e: IncidentEvidence) =>
+  e.suspect
+    ? `the evidence points at ${e.suspect.summary} (${e.suspect.evidence}, ${Math.round(e.suspect.confidence * 100)}%)`
+    : 'the evidence names no change behind the failure';
 
 /** What an analysis leaves: the activity's result, the stored insight, the incident after it. */
 interface Analysed {
@@ -320,6 +327,7 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
   async function match(
     incident: IncidentRecord,
     runbooks: RunbookRecord[],
+    evidence?: IncidentEvidence,
   ): Promise<{ best: RunbookChoice | null; incident: IncidentRecord }> {
     const [best] = matchRunbooks(incident, runbooks);
     if (!best) return { best: null, incident };
@@ -332,8 +340,14 @@ export function createIncidentSteps(deps: IncidentActivityDeps) {
         timestamp: now,
         type: 'RunbookMatch',
         source: 'remediation-engine',
-        message: `Runbook ${best.runbook} matches (tier ${best.tier})`,
-        details: { runbook: best.runbook, matchScore: best.matchScore, tier: best.tier },
+        // The choice names what the evidence says, so a reader sees what the runbook is up against.
+        message: `Runbook ${best.runbook} matches (tier ${best.tier})${evidence ? `; ${evidenceNote(evidence)}` : ''}`,
+        details: {
+          runbook: best.runbook,
+          matchScore: best.matchScore,
+          tier: best.tier,
+          ...(evidence?.suspect && { suspectedChange: evidence.suspect.change, evidence: evidence.suspect.evidence }),
+        },
       }),
     ]);
     return { best, incident: updated };

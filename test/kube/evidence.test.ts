@@ -242,6 +242,10 @@ it('names the change behind each failure, cites evidence, and says when there is
 
   // The postmortem's gitCorrelation agrees with the insight; nothing reads as an unobserved fact.
   const incident = (await get('/incidents?namespace=bad-image&resource=Deployment%2Fcheckout')).items.at(-1);
+  const timeline = (await get(`/incidents/${incident.name}/timeline?namespace=bad-image`)).events;
+  expect(timeline.find((e: Json) => e.type === 'RunbookMatch')?.message).toMatch(
+    /; the evidence points at revision 2 of bad-image\/Deployment\/checkout replaced 1: .* \(E1, \d+%\)$/,
+  );
   const resolved = await stack.call('POST', `/api/v1/incidents/${incident.name}/resolve?namespace=bad-image`, {
     body: { resolution: 'rolled back by hand' },
   });
