@@ -34,6 +34,7 @@ export const watchCheckpointSchema = z.object({
       replicas: z.record(z.number().int()),
       configs: z.record(z.record(z.string())),
       nodes: z.record(z.record(z.string())),
+      hashKeyId: z.string().optional(),
     })
     .optional(),
 });

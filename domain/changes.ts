@@ -100,4 +100,6 @@ export interface ChangeCheckpoint {
   configs: Record<string, Record<string, string>>;
   /** Node → condition type → status. */
   nodes: Record<string, Record<string, string>>;
+  /** Names the key of the content hashes: hashes under another key (a rotated secret key) are a new base, not a change. */
+  hashKeyId?: string;
 }

@@ -124,7 +124,14 @@ export class ChangeRecorder {
   ) {}
 
   restore(cp: ChangeCheckpoint | undefined): void {
-    if (cp) this.recorded = structuredClone(cp);
+    if (!cp) return;
+    this.recorded = structuredClone(cp);
+    if (cp.hashKeyId !== this.hashKeyId) this.recorded.configs = {}; // hashes under another key compare with nothing
+  }
+
+  /** Names the hash key without revealing it. */
+  private get hashKeyId(): string {
+    return createHmac('sha256', this.opts.hashKey).update('key-id').digest('hex').slice(0, 8);
   }
 
   checkpoint(): ChangeCheckpoint {
@@ -134,6 +141,7 @@ export class ChangeRecorder {
       replicas: cap(this.recorded.replicas),
       configs: cap(this.recorded.configs),
       nodes: cap(this.recorded.nodes),
+      hashKeyId: this.hashKeyId,
     };
   }
 
