@@ -28,7 +28,7 @@ export interface ResponseDoc {
  * by `documentedResponses`; `responses` holds the success answers and route-specific errors.
  */
 export interface RouteSpec<Q extends ZodTypeAny = ZodTypeAny, B extends ZodTypeAny = ZodTypeAny> {
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI style, e.g. `/runbooks/{name}`. */
   path: string;
   summary: string;

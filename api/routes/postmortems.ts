@@ -22,7 +22,7 @@ import {
 } from '../../store/postmortems';
 import { auditSource } from '../auth';
 import { conflict, notFound } from '../errors';
-import { nonBlank, route, type RouteSpec } from '../route';
+import { nonBlank, route } from '../route';
 import { iso } from '../views';
 
 const KIND = 'PostMortem';
@@ -190,12 +190,6 @@ const feedbackBody = postmortemFeedbackSchema.openapi({ minProperties: 1 });
 const conflictDoc = { description: 'the postmortem is not in a state that allows this' };
 
 /**
- * RouteSpec (api/route.ts) lists get, post, put and delete; Express (`router.patch`) and the
- * OpenAPI registry take `patch` the same way. Drop the cast once RouteSpec lists it.
- */
-const PATCH = 'patch' as RouteSpec['method'];
-
-/**
  * Postmortems (DESIGN §9): anyone may read them; operators edit, review, close and give
  * feedback. The reviewer in a body is recorded as given; the audit record's user (and the
  * editor) is the token's user.
@@ -234,7 +228,7 @@ export function postmortemRoutes() {
       },
     }),
     route({
-      method: PATCH,
+      method: 'patch',
       path: '/postmortems/{name}',
       summary:
         'Correct and complete the report of an Open or InReview postmortem: each field given replaces its value (lists as a whole)',

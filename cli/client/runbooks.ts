@@ -22,7 +22,7 @@ const listColumns: Column<Json>[] = [
   { header: 'STEPS', value: (r) => show(r.stepsCount) },
   { header: 'SEVERITY', value: (r) => show(r.severity) },
   { header: 'AGE', value: (r) => ageOf(r.createdAt, now) },
-  { header: 'SUCCESS', value: (r) => `${r.successRate}%`, wide: true },
+  { header: 'SUCCESS', value: (r) => (r.successRate === null ? show(null) : `${r.successRate}%`), wide: true },
   { header: 'LAST-USED', value: (r) => show(r.lastUsed), wide: true },
   { header: 'DESCRIPTION', value: (r) => show(r.description), wide: true },
 ];
@@ -36,7 +36,11 @@ const detailColumns: Column<Json>[] = [
   { header: 'STEPS', value: (r) => show(r.status.stepsCount) },
   { header: 'SEVERITY', value: (r) => show(r.spec.severity) },
   { header: 'AGE', value: (r) => ageOf(r.metadata.createdAt, now) },
-  { header: 'SUCCESS', value: (r) => `${r.status.successRate}%`, wide: true },
+  {
+    header: 'SUCCESS',
+    value: (r) => (r.status.successRate === null ? show(null) : `${r.status.successRate}%`),
+    wide: true,
+  },
   { header: 'EXECUTIONS', value: (r) => show(r.status.executions), wide: true },
   { header: 'DESCRIPTION', value: (r) => show(r.spec.description), wide: true },
 ];
