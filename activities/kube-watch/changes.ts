@@ -115,7 +115,8 @@ export class ChangeRecorder {
   private writing = false;
   private retryTimer?: NodeJS.Timeout;
   private stopped = false;
-  private begun = false;
+  /** Which revision sources are listed (ReplicaSets with Deployments; ControllerRevisions with StatefulSets and DaemonSets). */
+  private readonly begun = new Set<'Deployment' | 'ControllerRevision'>();
   readonly stats = { changes: 0, revisions: 0, samples: 0, writeErrors: 0, dropped: 0 };
 
   constructor(
@@ -195,17 +196,19 @@ export class ChangeRecorder {
   // --- workloads -------------------------------------------------------------------------
 
   /** The caches are listed: record what they hold, then every update as it comes. */
-  begin(): void {
-    if (this.begun) return;
-    this.begun = true;
-    for (const d of this.caches.deployments()) this.onWorkload('Deployment', d);
-    for (const s of this.caches.statefulSets()) this.onWorkload('StatefulSet', s);
-    for (const d of this.caches.daemonSets()) this.onWorkload('DaemonSet', d);
+  begin(revisions: 'Deployment' | 'ControllerRevision'): void {
+    if (this.begun.has(revisions)) return;
+    this.begun.add(revisions);
+    if (revisions === 'Deployment') for (const d of this.caches.deployments()) this.onWorkload('Deployment', d);
+    else {
+      for (const s of this.caches.statefulSets()) this.onWorkload('StatefulSet', s);
+      for (const d of this.caches.daemonSets()) this.onWorkload('DaemonSet', d);
+    }
   }
 
   /** A Deployment, StatefulSet or DaemonSet was added or updated: revisions, scale, availability, reads. */
   onWorkload(kind: 'Deployment' | 'StatefulSet' | 'DaemonSet', w: Workload, now = Date.now()): void {
-    if (!this.begun) return;
+    if (!this.begun.has(kind === 'Deployment' ? 'Deployment' : 'ControllerRevision')) return;
     const ns = w.metadata?.namespace ?? '';
     const name = w.metadata?.name ?? '';
     const wk = key(ns, kind, name);

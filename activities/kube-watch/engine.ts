@@ -524,9 +524,11 @@ export class ClusterWatcher {
    * half-listed cache, a revision would be diffed against the wrong predecessor.
    */
   private maybeRecordChanges(): void {
-    const kinds: Kind[] = ['replicasets', 'deployments', 'statefulsets', 'daemonsets', 'controllerrevisions'];
     const all = [...this.informers, ...this.changeInformers];
-    if (this.changes && kinds.every((k) => all.find((i) => i.kind === k)?.synced)) this.changes.begin();
+    const listed = (kinds: Kind[]) => kinds.every((k) => all.find((i) => i.kind === k)?.synced);
+    // Apart: a cluster that refuses ControllerRevisions (RBAC) still gets its Deployments' record.
+    if (listed(['replicasets', 'deployments'])) this.changes?.begin('Deployment');
+    if (listed(['statefulsets', 'daemonsets', 'controllerrevisions'])) this.changes?.begin('ControllerRevision');
   }
 
   private maybeReady(): void {

@@ -262,3 +262,56 @@ it('a watcher that takes over from a checkpoint records what changed meanwhile, 
     await second.stop();
   }
 });
+
+it('records StatefulSet and DaemonSet rollouts from their ControllerRevisions', async () => {
+  const mem = memorySink();
+  const w = watcher(mem.sink);
+  await w.start();
+  try {
+    const template = (image: string) => ({
+      metadata: { labels: { app: 'db' } },
+      spec: { containers: [{ name: 'db', image }] },
+    });
+    await apps.createNamespacedStatefulSet({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'db' },
+        spec: { serviceName: 'db', replicas: 1, selector: { matchLabels: { app: 'db' } }, template: template('db:1') },
+      },
+    });
+    await apps.createNamespacedDaemonSet({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'agent' },
+        spec: { selector: { matchLabels: { app: 'db' } }, template: template('agent:1') },
+      },
+    });
+    await waitFor('first revisions', async () =>
+      ['StatefulSet/db', 'DaemonSet/agent'].every((r) => find(mem.changes, (c) => c.resource === r)),
+    );
+    await apps.patchNamespacedStatefulSet(
+      { name: 'db', namespace: 'default', body: { spec: { template: template('db:2') } }, fieldManager: 'helm' },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+    await apps.patchNamespacedDaemonSet(
+      { name: 'agent', namespace: 'default', body: { spec: { template: template('agent:2') } }, fieldManager: 'helm' },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+    await waitFor('second revisions', async () =>
+      ['StatefulSet/db', 'DaemonSet/agent'].every((r) =>
+        find(mem.changes, (c) => c.resource === r && c.revision === 2),
+      ),
+    );
+    expect(find(mem.changes, (c) => c.resource === 'StatefulSet/db' && c.revision === 2)).toMatchObject({
+      type: 'Rollout',
+      previousRevision: 1,
+      diff: [{ field: 'image db', from: 'db:1', to: 'db:2' }],
+      by: { manager: 'helm' },
+    });
+    expect(find(mem.changes, (c) => c.resource === 'DaemonSet/agent' && c.revision === 2)!.diff).toEqual([
+      { field: 'image db', from: 'agent:1', to: 'agent:2' },
+    ]);
+  } finally {
+    await w.stop();
+  }
+});
