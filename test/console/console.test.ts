@@ -1,6 +1,9 @@
 import { readFileSync } from 'fs';
 import type { Page } from 'playwright-core';
 import { runbookSpecSchema } from '../../contracts/runbooks';
+import { revisionChange, scaleChange } from '../../domain/change-record';
+import { recordChanges, recordRevision } from '../../store/changes';
+import { InsightModel } from '../../store/models/insight';
 import { createRunbook } from '../../store/runbooks';
 import { approvalAwaitingDecision } from '../harness/approvals';
 import { accessibilityViolations, ensureConsoleBuilt, PHONE, useBrowser } from '../harness/browser';
@@ -26,7 +29,7 @@ let browser: Awaited<ReturnType<typeof useBrowser>>;
 let page: Page;
 
 /** Shared by the story's steps. */
-const story = { alertIncident: '', approval: '', manualIncident: '', postmortem: '' };
+const story = { alertIncident: '', approval: '', manualIncident: '', postmortem: '', evidenceIncident: '' };
 const CSV_HEADER = 'id,timestamp,action,user,role,resource,resourceType,namespace,sourceIP,checksum';
 const UI_WAIT = { timeout: 60_000 };
 
@@ -378,10 +381,228 @@ it('answers a decision someone made first with a clear 409, and a role the token
   await forged.context().close();
 });
 
+it('shows what changed and the evidence on the incident page, and the insight text once', async () => {
+  const created = await s.call('POST', '/incidents', {
+    token: s.tokens.admin,
+    body: {
+      resource: 'Deployment/payments',
+      namespace: 'shop',
+      signalType: 'CrashLoopBackOff',
+      severity: 'high',
+      description: 'payments keeps restarting',
+    },
+  });
+  expect(created.status).toBe(201);
+  const name: string = created.body.metadata.name;
+  story.evidenceIncident = name;
+  // The built-in analysis stores the insight and the incident's root cause; evidence goes on top.
+  const analysed = await s.eventually(
+    () => get(`/incidents/${name}`),
+    (r) => r.body.status?.analysisResult?.rootCause !== '',
+    90_000,
+  );
+  await s.eventually(
+    () => get(`/aiinsights?incident=${name}`),
+    (r) => r.body.items?.length === 1,
+    90_000,
+  );
+  const rootCause: string = analysed.body.status.analysisResult.rootCause;
+  const detectedAt = new Date(analysed.body.status.detectedAt);
+  const at = (seconds: number) => new Date(detectedAt.getTime() + seconds * 1000);
+
+  // Before any evidence: the page says why there is none, once, instead of empty boxes.
+  await visit(page, `#/incidents/${name}`, new RegExp(name));
+  await section(page, 'Evidence')
+    .getByText(/^No cluster evidence: .+/)
+    .waitFor(UI_WAIT);
+  await section(page, 'What changed')
+    .getByText(/^No change recorded/)
+    .waitFor(UI_WAIT);
+  expect(await page.getByText(/No cluster evidence/).count()).toBe(1);
+
+  // The change record: what the panel shows (cluster local, shop, Deployment/payments, the last 2 h)…
+  const by = {
+    manager: 'argocd-controller',
+    changeCause: 'bump payments to 1.5.0',
+    source: 'argocd revision 1a2b3c',
+    foghorn: false,
+  };
+  const tpl = (image: string) => ({ spec: { containers: [{ name: 'app', image }] } });
+  const rollout = (workload: string, revision: number, image: string, previous: string, when: Date) =>
+    revisionChange({
+      cluster: 'local',
+      namespace: 'shop',
+      workload,
+      revision,
+      previousRevision: revision - 1,
+      previousTemplate: tpl(previous),
+      template: tpl(image),
+      at: when,
+      by,
+    });
+  const suspected = rollout('Deployment/payments', 3, 'payments:1.5.0', 'payments:1.4.0', at(-6));
+  const earlier = rollout('Deployment/payments', 2, 'payments:1.4.0', 'payments:1.3.0', at(-90 * 60));
+  const foghornScale = scaleChange('local', 'shop', 'Deployment/payments', 7, 3, 5, at(30), {
+    manager: 'foghorn',
+    changeCause: '',
+    source: '',
+    foghorn: true,
+  });
+  await recordChanges([
+    suspected,
+    earlier,
+    foghornScale,
+    // …and what it leaves out: another workload, and a change older than two hours.
+    rollout('Deployment/cart', 9, 'cart:2', 'cart:1', at(-10)),
+    rollout('Deployment/payments', 1, 'payments:1.3.0', 'payments:1.2.0', at(-3 * 3600)),
+  ]);
+  const health = {
+    cluster: 'local',
+    namespace: 'shop',
+    resource: 'Deployment/payments',
+    replicaSet: 'payments-7d9f',
+    templateHash: '7d9f',
+    firstSeenAt: at(-90 * 60),
+  };
+  await recordRevision({
+    ...health,
+    revision: 2,
+    images: ['app=payments:1.4.0'],
+    state: 'Healthy',
+    healthyAt: at(-89 * 60),
+  });
+  await recordRevision({
+    ...health,
+    revision: 3,
+    images: ['app=payments:1.5.0'],
+    state: 'Failed',
+    failure: { signal: 'CrashLoopBackOff', reason: 'Error', exitCode: 1, at: at(-1) },
+  });
+
+  // The insight's evidence and the recommendations that cite it, written past the schema.
+  const pod = 'payments-7d9f-x2k4p';
+  const evidence = {
+    collectedAt: at(2),
+    firstSignalAt: detectedAt,
+    windowMs: 7_200_000,
+    ownerChain: [`Pod/${pod}`, 'ReplicaSet (revision 3)', 'Deployment/payments'],
+    changes: [suspected],
+    suspect: {
+      change: suspected.id,
+      resource: 'Deployment/payments',
+      type: 'Rollout',
+      revision: 3,
+      previousRevision: 2,
+      summary: suspected.summary,
+      at: suspected.at,
+      leadMs: 6000,
+      confidence: 0.9,
+      reason: 'Revision 3 reached the cluster 6 s before its pods began to crash, with the image it introduced.',
+      by,
+      evidence: 'E1',
+    },
+    revisions: [{ revision: 3, state: 'Failed', images: ['app=payments:1.5.0'] }],
+    pods: [
+      {
+        name: pod,
+        node: 'node-a',
+        phase: 'Running',
+        restarts: 4,
+        waitingReason: 'CrashLoopBackOff',
+        lastTermination: { reason: 'Error', exitCode: 1, at: at(-1) },
+        previousLogs: ['starting payments 1.5.0', 'FATAL: PAYMENTS_API_KEY is not set'],
+        currentLogs: [],
+      },
+    ],
+    events: [],
+    nodes: [],
+    replicas: { desired: 3, available: 2, updated: 1 },
+    items: [
+      { id: 'E1', kind: 'change', summary: `${suspected.summary}, 6 s before the first failure`, at: suspected.at },
+      { id: 'E2', kind: 'termination', summary: `${pod} exited with code 1 (Error) and restarted 4 times` },
+      { id: 'E3', kind: 'logs', summary: `${pod} previous logs: FATAL: PAYMENTS_API_KEY is not set` },
+    ],
+    notes: [`no current logs of ${pod}: the container is waiting to restart`],
+  };
+  const recommendations = [
+    'Roll Deployment/payments back to revision 2 (evidence E1, E2).',
+    'Set PAYMENTS_API_KEY for revision 3 before rolling forward again (evidence E3).',
+  ];
+  await InsightModel.collection.updateOne(
+    { issueRef: name },
+    { $set: { evidence, recommendations, gitOpsContext: `Suspected: ${suspected.summary} (evidence E1).` } },
+  );
+
+  // The open page brings them with its live refresh.
+  const changed = section(page, 'What changed');
+  const entries = changed.locator('li.change');
+  await changed.locator('li.change.suspected').waitFor(UI_WAIT);
+  // Newest first; another workload's change and one older than two hours are not there.
+  expect(await entries.evaluateAll((els) => els.map((e) => e.getAttribute('data-change')))).toEqual([
+    foghornScale.id,
+    suspected.id,
+    earlier.id,
+  ]);
+  const suspect = entries.nth(1);
+  expect(await suspect.getAttribute('class')).toContain('suspected');
+  await suspect.getByRole('row', { name: 'image app payments:1.4.0 payments:1.5.0' }).waitFor();
+  await suspect.getByText('Revision Failed: CrashLoopBackOff, exit code 1').waitFor();
+  await suspect.getByText('6 s before detection').waitFor();
+  await suspect
+    .getByText('By manager argocd-controller, change-cause “bump payments to 1.5.0”, source argocd revision 1a2b3c')
+    .waitFor();
+  await entries.nth(0).getByText('30 s after detection').waitFor();
+  await entries
+    .nth(0)
+    .locator('.badge', { hasText: /^Foghorn$/ })
+    .waitFor();
+  await entries.nth(2).getByText('Revision Healthy').waitFor();
+  await entries.nth(2).getByText('1 h 30 min before detection').waitFor();
+  expect(
+    await entries
+      .nth(2)
+      .locator('.badge', { hasText: /^Foghorn$/ })
+      .count(),
+  ).toBe(0);
+  const highlighted = changed.locator('.suspect');
+  await highlighted.getByText('confidence 90%').waitFor();
+  await highlighted.getByText(/^Revision 3 reached the cluster 6 s before its pods began to crash/).waitFor();
+
+  // The evidence: every item by id, the failing pod with its last termination and logs, the notes.
+  const ev = section(page, 'Evidence');
+  for (const id of ['E1', 'E2', 'E3']) await ev.locator(`li#evidence-${id}`).waitFor();
+  await ev.getByRole('heading', { level: 4, name: pod }).waitFor();
+  await ev.getByText('Error, exit code 1', { exact: false }).waitFor();
+  await ev.locator('pre', { hasText: 'FATAL: PAYMENTS_API_KEY is not set' }).waitFor();
+  await ev.getByText(`no current logs of ${pod}: the container is waiting to restart`).waitFor();
+  await ev.getByText('2 of 3 available, 1 updated').waitFor();
+
+  // The insight: root cause, analysis and each recommendation once; the cited ids are links.
+  const insight = section(page, 'Insight');
+  await insight.getByText(recommendations[0]).waitFor(UI_WAIT);
+  const text = (await insight.innerText()).replace(/\s+/g, ' ');
+  const times = (needle: string) => text.split(needle.replace(/\s+/g, ' ')).length - 1;
+  expect({ rootCause: times(rootCause), first: times(recommendations[0]), second: times(recommendations[1]) }).toEqual({
+    rootCause: 1,
+    first: 1,
+    second: 1,
+  });
+  expect(times('Source description: "payments keeps restarting".')).toBe(1);
+  await insight.getByRole('listitem').filter({ hasText: 'PAYMENTS_API_KEY' }).getByRole('link', { name: 'E3' }).click();
+  await page.waitForFunction(() => {
+    const w = globalThis as unknown as InPage & { document: { activeElement: { id: string } | null } };
+    return w.location.hash.endsWith('?evidence=E3') && w.document.activeElement?.id === 'evidence-E3';
+  });
+  await ev.locator('li#evidence-E3.selected').waitFor();
+  expect(await accessibilityViolations(page)).toEqual([]);
+  await browser.screenshot(page, '09b-incident-what-changed');
+});
+
 it('renders every page without an error or a WCAG 2.1 AA violation (screenshots in test-results/console)', async () => {
   const pages: [string, string | RegExp, string][] = [
     ['#/incidents', 'Incidents', '10-incidents'],
     [`#/incidents/${story.alertIncident}`, new RegExp(story.alertIncident), '11-incident-detail'],
+    [`#/incidents/${story.evidenceIncident}`, new RegExp(story.evidenceIncident), '11b-incident-evidence'],
     ['#/approvals', 'Approvals', '12-approvals'],
     [`#/approvals/${story.approval}`, new RegExp(story.approval), '13-approval-detail'],
     ['#/remediations', 'Remediations', '14-remediations'],

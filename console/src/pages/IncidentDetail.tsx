@@ -2,20 +2,26 @@ import { useState, type FormEvent } from 'react';
 import { send } from '../http';
 import { ApprovalDecision } from '../components/ApprovalDecision';
 import { Badge } from '../components/Badge';
+import { WhatChanged } from '../components/Changes';
+import { Cited, EvidenceSection } from '../components/Evidence';
 import { TextArea, TextField } from '../components/Fields';
 import { Facts, Page, Section, TableScroll } from '../components/Layout';
 import { ErrorMessage, Loading, StatusMessage } from '../components/Messages';
 import { PlanSteps } from '../components/PlanSteps';
 import { useAction } from '../components/useAction';
 import { workflowLink } from '../config';
+import { analysisWithout, NO_EVIDENCE, type InsightWithEvidence } from '../evidence';
 import { ago, percent, when } from '../format';
 import { useApi } from '../queries';
 import { href } from '../router';
 import { useIdentity } from '../session';
-import type { Approval, Incident, Insight, List, Plan, TimelineEvent } from '../types';
+import type { Approval, Incident, List, Plan, TimelineEvent } from '../types';
 import { atLeast } from '../vocabulary';
 
-/** One incident: summary, insight, live timeline, plans, approvals, and the operator actions. */
+/**
+ * One incident: summary, insight, what changed and the evidence, live timeline, plans, approvals,
+ * and the operator actions.
+ */
 export function IncidentDetail({ name }: { name: string }) {
   const path = `/incidents/${encodeURIComponent(name)}`;
   const incident = useApi<Incident>(path);
@@ -66,7 +72,7 @@ export function IncidentDetail({ name }: { name: string }) {
         />
       </Section>
       {atLeast(role, 'operator') && <OperatorActions incident={i} />}
-      <InsightSection incident={i} />
+      <InsightAndEvidence incident={i} />
       <Timeline path={`${path}/timeline`} />
       <Plans incident={i.metadata.name} />
       <Approvals incident={i.metadata.name} />
@@ -74,32 +80,99 @@ export function IncidentDetail({ name }: { name: string }) {
   );
 }
 
-function InsightSection({ incident }: { incident: Incident }) {
-  const insights = useApi<List<Insight>>('/aiinsights', { incident: incident.metadata.name });
+/** The insight, what changed and the evidence: one query of the insight, shared by the three. */
+function InsightAndEvidence({ incident }: { incident: Incident }) {
+  const insights = useApi<List<InsightWithEvidence>>('/aiinsights', { incident: incident.metadata.name });
   const insight = insights.data?.items[0];
+  return (
+    <>
+      <InsightSection incident={incident} insight={insight} error={insights.error} />
+      <WhatChanged incident={incident} evidence={insight?.evidence} />
+      <EvidenceSection incident={incident} insight={insight} />
+    </>
+  );
+}
+
+/**
+ * Each text once: the root cause, the analysis (without the root cause and change context it
+ * repeats), the recommendations, the change context and the log analysis.
+ */
+function InsightSection({
+  incident,
+  insight,
+  error,
+}: {
+  incident: Incident;
+  insight?: InsightWithEvidence;
+  error: unknown;
+}) {
   const a = incident.status.analysisResult;
+  const name = incident.metadata.name;
+  const known = new Set(insight?.evidence?.items.map((e) => e.id) ?? []);
+  // Without evidence the change context only says why: the Evidence section says it.
+  const context = insight?.gitOpsContext?.startsWith(NO_EVIDENCE) ? '' : (insight?.gitOpsContext ?? '');
+  const analysis = insight ? analysisWithout(insight.analysis, [a.rootCause, context]) : '';
+  const recommendations = insight?.recommendations.length
+    ? insight.recommendations
+    : a.recommendation
+      ? [a.recommendation]
+      : [];
   return (
     <Section title="Insight">
-      <ErrorMessage error={insights.error} />
+      <ErrorMessage error={error} />
       {!insight && !a.rootCause ? (
         <p className="muted">No insight yet: the analysis is running.</p>
       ) : (
         <div className="insight">
           <Facts
             items={[
-              ['Root cause', a.rootCause],
-              ['Recommendation', a.recommendation],
               ['Confidence', percent(insight?.confidence ?? a.confidence, 0)],
               ['Model', insight ? `${insight.provider} / ${insight.model}` : ''],
             ]}
           />
-          {insight?.analysis && <p className="wrap">{insight.analysis}</p>}
-          {insight && insight.recommendations.length > 0 && (
-            <ul>
-              {insight.recommendations.map((r) => (
-                <li key={r}>{r}</li>
-              ))}
-            </ul>
+          {a.rootCause && (
+            <>
+              <h3>Root cause</h3>
+              <p className="wrap insight-text">
+                <Cited text={a.rootCause} incident={name} known={known} />
+              </p>
+            </>
+          )}
+          {analysis && (
+            <>
+              <h3>Analysis</h3>
+              <p className="wrap insight-text">
+                <Cited text={analysis} incident={name} known={known} />
+              </p>
+            </>
+          )}
+          {recommendations.length > 0 && (
+            <>
+              <h3>Recommendations</h3>
+              <ol>
+                {recommendations.map((r, n) => (
+                  <li key={`${n}-${r}`} className="wrap">
+                    <Cited text={r} incident={name} known={known} />
+                  </li>
+                ))}
+              </ol>
+            </>
+          )}
+          {context && (
+            <>
+              <h3>Change context</h3>
+              <p className="wrap insight-text">
+                <Cited text={context} incident={name} known={known} />
+              </p>
+            </>
+          )}
+          {insight?.logAnalysis && (
+            <>
+              <h3>Log analysis</h3>
+              <p className="wrap insight-text">
+                <Cited text={insight.logAnalysis} incident={name} known={known} />
+              </p>
+            </>
           )}
         </div>
       )}
