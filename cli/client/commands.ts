@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { analyticsCommand } from './analytics';
 import { approvalsCommand } from './approvals';
+import { changesCommand } from './changes';
 import { clustersCommand } from './clusters';
 import { completionCommand } from './completion';
 import { incidentsCommand } from './incidents';
@@ -23,5 +24,6 @@ export function addClientCommands(program: Command): void {
   program.addCommand(postmortemsCommand());
   program.addCommand(analyticsCommand());
   program.addCommand(clustersCommand());
+  program.addCommand(changesCommand());
   program.addCommand(completionCommand(() => program));
 }
