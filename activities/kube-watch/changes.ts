@@ -308,7 +308,8 @@ export class ChangeRecorder {
       this.enqueueChange(change, () => {
         this.recorded.revisions[wk] = Math.max(this.recorded.revisions[wk] ?? 0, number);
       });
-      if (kind === 'Deployment') this.revisionVerdict(ns, name, r, 'Progressing', now);
+      // A revision already replaced when first seen was never observed running.
+      if (kind === 'Deployment') this.revisionVerdict(ns, name, r, latest ? 'Progressing' : 'Unobserved', now);
       previous = r;
     }
   }
@@ -438,7 +439,7 @@ export class ChangeRecorder {
     namespace: string,
     deployment: string,
     rev: Revision,
-    state: 'Progressing' | 'Healthy' | 'Failed',
+    state: RevisionHealth['state'],
     now: number,
     failure?: RevisionFailure,
   ): void {

@@ -256,6 +256,9 @@ it('a watcher that takes over from a checkpoint records what changed meanwhile, 
       from: 'cart:2',
       to: 'cart:3',
     });
+    // Revision 2 was replaced before anyone saw it run.
+    expect(after.revisions.get('Deployment/cart#2')?.state).toBe('Unobserved');
+    expect(['Progressing', 'Healthy']).toContain(after.revisions.get('Deployment/cart#3')?.state);
     // Nothing the first watcher stored is written again (checkout's history included).
     expect(after.writes.filter((id) => before.changes.has(id))).toEqual([]);
   } finally {
