@@ -281,6 +281,7 @@ export class ChangeRecorder {
       kind === 'Deployment'
         ? Number(w.metadata?.annotations?.[REVISION_ANNOTATION] ?? NaN)
         : revisions[revisions.length - 1].number;
+    if (!Number.isInteger(current)) return;
     const known = this.recorded.revisions[wk] ?? 0;
     let previous = revisions.filter((r) => r.number <= known).at(-1);
     for (const r of revisions) {

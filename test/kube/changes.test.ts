@@ -38,8 +38,8 @@ function memorySink() {
       const k = `${h.resource}#${h.revision}`;
       const held = revisions.get(k);
       // The store's rule: a proven verdict is never taken back by a weaker one.
-      if (!held || held.state === 'Progressing' || (held.state === 'Failed' && h.state === 'Healthy'))
-        revisions.set(k, { ...held, ...h });
+      const weaker = held?.state === 'Unobserved' || (held?.state === 'Progressing' && h.state !== 'Unobserved');
+      if (!held || weaker || (held.state === 'Failed' && h.state === 'Healthy')) revisions.set(k, { ...held, ...h });
     },
     availability: async (s) => void samples.push(...s),
   };
