@@ -152,15 +152,22 @@ export interface RunbookSpec {
 export interface RunbookItem extends RunbookSpec {
   name: string;
   stepsCount: number;
-  successRate: number;
-  avgExecutionTime: string;
+  /** null before the runbook's first run. */
+  successRate: number | null;
+  avgExecutionTime: string | null;
   lastUsed?: string;
 }
 
 export interface Runbook {
   metadata: { name: string; createdAt: string; updatedAt: string };
   spec: RunbookSpec;
-  status: { stepsCount: number; avgExecutionTime: string; successRate: number; lastUsed?: string; executions: number };
+  status: {
+    stepsCount: number;
+    avgExecutionTime: string | null;
+    successRate: number | null;
+    lastUsed?: string;
+    executions: number;
+  };
 }
 
 export interface PostmortemItem {

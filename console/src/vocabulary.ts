@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS = [
   'postmortem.review',
   'postmortem.close',
   'postmortem.feedback',
+  'postmortem.edit',
   'config.update',
   'cluster.register',
   'cluster.delete',
