@@ -45,7 +45,13 @@ function calibrate(base: number, evidence: number, hasDescription: boolean): num
   return Math.round(c * 100) / 100;
 }
 
+/** A runbook pointer, saying what it rests on: the runbook's category against the signal's. */
 function runbookRecommendation(ctx: AnalysisContext): string | undefined {
+  const text = runbookPointer(ctx);
+  return text && `${text.replace(/\.$/, '')} (rests on the ${categoryForSignal(ctx.incident.signalType)} category).`;
+}
+
+function runbookPointer(ctx: AnalysisContext): string | undefined {
   const runbooks = ctx.runbooks ?? [];
   if (runbooks.length === 0) return undefined;
   const category = categoryForSignal(ctx.incident.signalType);

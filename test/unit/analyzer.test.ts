@@ -390,7 +390,7 @@ describe('runbooks', () => {
     );
     const mention = insight.recommendations.find((r) => r.includes('oomkill-raise-memory-limit'));
     expect(mention).toBe(
-      'Runbook oomkill-raise-memory-limit covers this case: Raises the memory limit by 50% and rolls the workload.',
+      'Runbook oomkill-raise-memory-limit covers this case: Raises the memory limit by 50% and rolls the workload (rests on the oomkill category).',
     );
     expect(insight.recommendations.length).toBeLessThanOrEqual(5);
   });
@@ -425,7 +425,9 @@ describe('runbooks', () => {
         { runbooks: [{ name: 'generic-notify', category: 'custom', description: 'Pages the owner.' }] },
       ),
     );
-    expect(insight.recommendations).toContain('Candidate runbook generic-notify (category custom): Pages the owner.');
+    expect(insight.recommendations).toContain(
+      'Candidate runbook generic-notify (category custom): Pages the owner (rests on the disk category).',
+    );
   });
 
   it('tells how to find the pods behind a workload', () => {
