@@ -81,7 +81,7 @@ describe('incident lifecycle', () => {
       provider: 'builtin',
       model: 'rules-v1',
       logAnalysis: '',
-      gitOpsContext: '',
+      gitOpsContext: 'No cluster evidence: cluster local is not registered with Foghorn.',
     });
     expect(insights.body.items[0].suggestedActions[0]).toMatchObject({
       action: 'AdjustResources',
