@@ -1,4 +1,4 @@
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
@@ -7,6 +7,9 @@ import { startEmbeddedMongo } from '../../cli/embedded/mongo';
 import type { ServerProcess } from '../../cli/embedded/process';
 import { startEmbeddedTemporal } from '../../cli/embedded/temporal';
 import { clusterWatchWorkflowId } from '../../domain/cluster';
+import type { WatchCheckpoint } from '../../domain/kube-watch-state';
+import { listChanges, type ChangeRecord } from '../../store/changes';
+import { connectMongo, disconnectMongo, mongoReady } from '../../store/connection';
 import { clusterWatchWorkflow } from '../../workflows/cluster-watch';
 import { deploymentManifest, useKube, type KubeCluster } from '../harness/kube';
 import { freePort } from '../harness/ports';
@@ -17,6 +20,8 @@ import { killAll, spawnCli, survivors, until, waitPolling, type CliProcess } fro
  * on a new worker, which resumes from the heartbeated checkpoint and ingestion's record — the
  * failure that began while no worker ran is detected, nothing known before is sent again.
  * Separate processes (`foghorn worker`, `foghorn api`) on a Temporal dev server, as in production.
+ * And the change record (issue 60): killed mid-rollout, the watch loses no rollout and records
+ * none twice.
  */
 
 jest.setTimeout(600_000);
@@ -79,6 +84,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (mongoReady()) await disconnectMongo();
   await killAll();
   expect(await survivors()).toEqual([]);
   await connection?.close();
@@ -105,11 +111,8 @@ async function startWorker(): Promise<CliProcess> {
   return worker;
 }
 
-it('resumes after kill -9 of its worker: no failure missed, none duplicated', async () => {
-  const apps = kube.kc.makeApiClient(AppsV1Api);
-  const core = kube.kc.makeApiClient(CoreV1Api);
-  worker = await startWorker();
-  // The local cluster's watch is started at process start (operations/clusters.ts) or here.
+/** The local cluster's watch (started at process start by operations/clusters.ts, or here). */
+async function startWatch(): Promise<void> {
   await client.workflow
     .start(clusterWatchWorkflow, {
       taskQueue: TASK_QUEUE,
@@ -119,6 +122,23 @@ it('resumes after kill -9 of its worker: no failure missed, none duplicated', as
     .catch((err) => {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     });
+}
+
+/** Every payload in `value` (history events, pending activities), decoded. */
+const decoded = (value: unknown): string => {
+  const out: string[] = [];
+  JSON.stringify(value, (key, v: unknown) => {
+    if (key === 'data' && typeof v === 'string') out.push(Buffer.from(v, 'base64').toString('utf8'));
+    return v;
+  });
+  return out.join('\n');
+};
+
+it('resumes after kill -9 of its worker: no failure missed, none duplicated', async () => {
+  const apps = kube.kc.makeApiClient(AppsV1Api);
+  const core = kube.kc.makeApiClient(CoreV1Api);
+  worker = await startWorker();
+  await startWatch();
   const handle = client.workflow.getHandle(clusterWatchWorkflowId('local'));
 
   // Before the crash: a 3-pod crash loop, its incident and the two other pods correlated.
@@ -173,15 +193,6 @@ it('resumes after kill -9 of its worker: no failure missed, none duplicated', as
   expect(await correlated(before[0].name)).toHaveLength(correlatedBefore);
 
   // The workflow carries the cluster's name and the heartbeat a checkpoint, never credentials.
-  /** Every payload in `value` (history events, pending activities), decoded. */
-  const decoded = (value: unknown): string => {
-    const out: string[] = [];
-    JSON.stringify(value, (key, v: unknown) => {
-      if (key === 'data' && typeof v === 'string') out.push(Buffer.from(v, 'base64').toString('utf8'));
-      return v;
-    });
-    return out.join('\n');
-  };
   const history = decoded(await handle.fetchHistory());
   expect(history).toContain('"cluster":"local"');
   expect(history).not.toContain(kube.token);
@@ -246,4 +257,276 @@ it('records the signals while Temporal is down; the workflow takes them once it 
   );
   expect(await incidentsOf('Deployment/no-temporal')).toHaveLength(1);
   expect((await get(`/incidents/${incidents[0].name}`)).spec.detectionSource).toBe('kubernetes-watcher');
+});
+
+// --- The change record across kill -9 mid-rollout (issue 60) --------------------------------
+
+const ROLLOUTS = [0, 1, 2, 3, 4].map((i) => `rollout-${i}`);
+/** Mounted by rollout-0, changed while the rollouts before the kill are made. */
+const CONFIG_BEFORE = 'rollout-config-a';
+/** Mounted by rollout-1, changed while no worker runs. */
+const CONFIG_DURING = 'rollout-config-b';
+const MOUNTS: Record<string, string> = { 'rollout-0': CONFIG_BEFORE, 'rollout-1': CONFIG_DURING };
+
+const imageOf = (name: string, n: number) => `example.com/${name}:${n}`;
+const byNumber = (a: number, b: number) => a - b;
+
+/** A Deployment's revisions as the API server has them (its ReplicaSets' annotations): the truth. */
+async function revisionsOnServer(apps: AppsV1Api, name: string): Promise<{ revision: number; image: string }[]> {
+  const { items } = await apps.listNamespacedReplicaSet({ namespace: 'default', labelSelector: `app=${name}` });
+  return items
+    .filter((rs) => rs.metadata?.ownerReferences?.some((o) => o.controller && o.name === name))
+    .map((rs) => ({
+      revision: Number(rs.metadata!.annotations!['deployment.kubernetes.io/revision']),
+      image: rs.spec!.template!.spec!.containers[0].image!,
+    }))
+    .sort((a, b) => a.revision - b.revision);
+}
+
+/** The changes GET /changes lists of exactly this object (not those that only concern it). */
+const changesOf = async (resource: string): Promise<Json[]> =>
+  (await get(`/changes?cluster=local&resource=${encodeURIComponent(resource)}&pageSize=100`)).items.filter(
+    (c: Json) => c.resource === resource,
+  );
+
+/** The change record's documents (the store, not the API) about the objects of this test. */
+async function storedChanges(): Promise<ChangeRecord[]> {
+  const ours = new Set([
+    ...ROLLOUTS.map((n) => `Deployment/${n}`),
+    `ConfigMap/${CONFIG_BEFORE}`,
+    `ConfigMap/${CONFIG_DURING}`,
+  ]);
+  const { items } = await listChanges({ cluster: 'local', namespace: 'default' }, 1, 10_000);
+  return items.filter((c) => ours.has(c.resource));
+}
+
+/**
+ * The revisions recorded of each Deployment, from the store: waits poll it rather than the API,
+ * whose per-token rate limit a 250 ms poll of five resources would exceed.
+ */
+async function storedRevisions(): Promise<Map<string, number[]>> {
+  const stored = await storedChanges();
+  return new Map(
+    ROLLOUTS.map((n) => [
+      n,
+      stored
+        .filter((c) => c.resource === `Deployment/${n}` && c.revision !== undefined && c.revision !== null)
+        .map((c) => c.revision!)
+        .sort(byNumber),
+    ]),
+  );
+}
+
+const recordedAtById = async (): Promise<Map<string, number>> =>
+  new Map((await storedChanges()).map((c) => [c.id, new Date(c.recordedAt).getTime()]));
+
+/** The checkpoint the server holds from the watch activity's last heartbeat: what a new worker resumes from. */
+async function heartbeatCheckpoint(): Promise<WatchCheckpoint | undefined> {
+  const { raw } = await client.workflow.getHandle(clusterWatchWorkflowId('local')).describe();
+  for (const a of raw.pendingActivities ?? []) {
+    const data = a.heartbeatDetails?.payloads?.[0]?.data;
+    if (data) return JSON.parse(Buffer.from(data).toString('utf8')) as WatchCheckpoint;
+  }
+  return undefined;
+}
+
+it('records every rollout once across a kill -9 of its worker mid-rollout: none lost, none twice', async () => {
+  const apps = kube.kc.makeApiClient(AppsV1Api);
+  const core = kube.kc.makeApiClient(CoreV1Api);
+  if (!mongoReady()) await connectMongo(env.MONGODB_URI!);
+  // The tests before leave a worker watching; run alone, this one starts them.
+  if (!worker || worker.child.exitCode !== null || worker.child.signalCode !== null) worker = await startWorker();
+  await startWatch();
+
+  const setImage = (name: string, n: number) =>
+    apps.patchNamespacedDeployment(
+      {
+        name,
+        namespace: 'default',
+        body: { spec: { template: { spec: { containers: [{ name: 'app', image: imageOf(name, n) }] } } } },
+        fieldManager: 'ci',
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
+  const setConfig = (name: string, data: Record<string, string>) =>
+    core.patchNamespacedConfigMap(
+      { name, namespace: 'default', body: { data } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+
+  // Five Deployments at revision 1, two of them mounting a ConfigMap each.
+  for (const name of [CONFIG_BEFORE, CONFIG_DURING])
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name }, data: { 'app.yaml': 'timeout: 5s' } },
+    });
+  for (const name of ROLLOUTS) {
+    const manifest = deploymentManifest(name, 2);
+    const spec = manifest.spec!.template.spec!;
+    spec.containers[0].image = imageOf(name, 1);
+    if (MOUNTS[name]) {
+      spec.containers[0].volumeMounts = [{ name: 'config', mountPath: '/etc/app' }];
+      spec.volumes = [{ name: 'config', configMap: { name: MOUNTS[name] } }];
+    }
+    await apps.createNamespacedDeployment({ namespace: 'default', body: manifest });
+  }
+  await until(
+    'revision 1 of every Deployment recorded',
+    async () => [...(await storedRevisions()).values()].every((r) => r.includes(1)),
+    240_000,
+    worker.output,
+  );
+  // A ConfigMap's first sight is the base its changes are diffed against: the checkpoint the
+  // server holds (what the next worker resumes from) has both before anything changes.
+  await until(
+    'the heartbeated checkpoint holds both ConfigMaps',
+    async () => {
+      const configs = (await heartbeatCheckpoint().catch(() => undefined))?.changes?.configs ?? {};
+      return [CONFIG_BEFORE, CONFIG_DURING].every((n) => configs[`default/ConfigMap/${n}`]);
+    },
+    120_000,
+    worker.output,
+  );
+
+  // Watched: every Deployment to a new image twice in quick succession, and ConfigMap A changed.
+  for (const name of ROLLOUTS) {
+    await setImage(name, 2);
+    await setImage(name, 3);
+  }
+  const configBefore = await setConfig(CONFIG_BEFORE, { 'app.yaml': 'timeout: 1ms' });
+  await until(
+    'a rollout of the burst recorded',
+    async () => [...(await storedRevisions()).values()].some((r) => r.some((n) => n > 1)),
+    120_000,
+    worker.output,
+  );
+  // More rollouts, and kill -9 of the worker while the last of them are being made.
+  for (const name of ROLLOUTS.slice(0, 3)) await setImage(name, 4);
+  const beforeKill = await recordedAtById();
+  await Promise.all([
+    worker.crash(),
+    (async () => {
+      for (const name of ROLLOUTS.slice(3)) {
+        await setImage(name, 4);
+        await setImage(name, 5);
+      }
+    })(),
+  ]);
+  const atKill = await recordedAtById();
+
+  // While no worker runs: every Deployment rolled out again (two of them twice), ConfigMap B changed.
+  for (const name of ROLLOUTS) await setImage(name, 6);
+  for (const name of ROLLOUTS.slice(0, 2)) await setImage(name, 7);
+  const configDuring = await setConfig(CONFIG_DURING, { 'app.yaml': 'timeout: 2s', 'extra.yaml': 'retries: 3' });
+  const lastImage = (name: string) => imageOf(name, ROLLOUTS.indexOf(name) < 2 ? 7 : 6);
+  await until(
+    'the ReplicaSet of every last template made (no worker running)',
+    async () =>
+      (
+        await Promise.all(
+          ROLLOUTS.map(async (name) => {
+            const d = await apps.readNamespacedDeployment({ name, namespace: 'default' });
+            const revisions = await revisionsOnServer(apps, name);
+            return (
+              (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
+              revisions.at(-1)?.image === lastImage(name) &&
+              d.metadata?.annotations?.['deployment.kubernetes.io/revision'] === String(revisions.at(-1)?.revision)
+            );
+          }),
+        )
+      ).every(Boolean),
+    180_000,
+  );
+  // Nothing records them meanwhile: the kill left no watcher behind.
+  const made = new Map(await Promise.all(ROLLOUTS.map(async (n) => [n, await revisionsOnServer(apps, n)] as const)));
+  const stored = await storedChanges();
+  for (const [name, revisions] of made) {
+    const unwatched = revisions.filter((r) => /:[67]$/.test(r.image)).map((r) => r.revision);
+    expect(unwatched.length).toBeGreaterThan(0);
+    expect(stored.filter((c) => c.resource === `Deployment/${name}` && unwatched.includes(c.revision!))).toEqual([]);
+  }
+  expect(stored.filter((c) => c.resource === `ConfigMap/${CONFIG_DURING}`)).toEqual([]);
+
+  // A new worker takes the watch over (after the heartbeat timeout) and records what is missing.
+  worker = await startWorker();
+  await until(
+    'every revision and both ConfigMap changes recorded',
+    async () => {
+      const recorded = await storedRevisions();
+      const configs = new Set((await storedChanges()).map((c) => c.resource));
+      return (
+        [...made].every(
+          ([n, revisions]) => JSON.stringify(recorded.get(n)) === JSON.stringify(revisions.map((r) => r.revision)),
+        ) &&
+        configs.has(`ConfigMap/${CONFIG_BEFORE}`) &&
+        configs.has(`ConfigMap/${CONFIG_DURING}`)
+      );
+    },
+    300_000,
+    worker.output,
+  );
+  // Its checkpoint moves past them only once they are stored: then it has nothing more to record.
+  await until(
+    "the new watcher's heartbeated checkpoint holds every revision",
+    async () => {
+      const revisions = (await heartbeatCheckpoint().catch(() => undefined))?.changes?.revisions ?? {};
+      return ROLLOUTS.every((n) => revisions[`default/Deployment/${n}`] === made.get(n)!.at(-1)!.revision);
+    },
+    120_000,
+    worker.output,
+  );
+
+  // Every revision the API server made has exactly one Rollout change, against the revision
+  // before it, with the image it changed.
+  let total = 0;
+  for (const name of ROLLOUTS) {
+    const truth = await revisionsOnServer(apps, name);
+    expect(new Set(truth.map((r) => r.image)).size).toBe(truth.length); // no ReplicaSet reused
+    const changes = await changesOf(`Deployment/${name}`);
+    expect(changes).toHaveLength(truth.length);
+    expect(changes.map((c) => c.revision).sort(byNumber)).toEqual(truth.map((r) => r.revision));
+    truth.forEach((r, i) => {
+      const change = changes.find((c) => c.revision === r.revision);
+      expect(change).toMatchObject({ id: `local|default/Deployment/${name}|revision|${r.revision}`, type: 'Rollout' });
+      const previous = truth[i - 1];
+      if (!previous) return expect(change.previousRevision).toBeUndefined();
+      expect(change.previousRevision).toBe(previous.revision);
+      expect(change.diff).toEqual([{ field: 'image app', from: previous.image, to: r.image }]);
+    });
+    total += truth.length;
+  }
+  // Each ConfigMap change once: the one made before the kill, the one made while no worker ran.
+  const [before, during] = await Promise.all([
+    changesOf(`ConfigMap/${CONFIG_BEFORE}`),
+    changesOf(`ConfigMap/${CONFIG_DURING}`),
+  ]);
+  expect(before).toHaveLength(1);
+  expect(before[0]).toMatchObject({
+    id: `local|default/ConfigMap/${CONFIG_BEFORE}|content|${configBefore.metadata!.resourceVersion}`,
+    type: 'Config',
+    workloads: ['Deployment/rollout-0'],
+  });
+  expect(before[0].diff).toContainEqual({ field: 'keys', from: '', to: 'changed app.yaml' });
+  expect(during).toHaveLength(1);
+  expect(during[0]).toMatchObject({
+    id: `local|default/ConfigMap/${CONFIG_DURING}|content|${configDuring.metadata!.resourceVersion}`,
+    type: 'Config',
+    workloads: ['Deployment/rollout-1'],
+  });
+  expect(during[0].diff).toEqual(
+    expect.arrayContaining([
+      { field: 'keys', from: '', to: 'added extra.yaml' },
+      { field: 'keys', from: '', to: 'changed app.yaml' },
+    ]),
+  );
+  total += 2;
+
+  // Nothing written twice: the store holds exactly the truth, and what was recorded before the
+  // kill was not written again (its recordedAt is the first write's).
+  const after = await recordedAtById();
+  expect(after.size).toBe(total);
+  expect((await storedChanges()).length).toBe(total);
+  expect(beforeKill.size).toBeGreaterThan(ROLLOUTS.length);
+  for (const [id, at] of [...beforeKill, ...atKill])
+    expect({ id, recordedAt: after.get(id) }).toEqual({ id, recordedAt: at });
 });
