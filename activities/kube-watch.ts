@@ -12,7 +12,13 @@ import { type SignalType } from '../domain/vocabulary';
 import { signalTypeSchema } from '../contracts/vocabulary';
 import { applySignal } from '../operations/signals';
 import { listIncidents } from '../store/incidents';
-import { recordAvailability, recordChanges, recordRevision, pruneChanges } from '../store/changes';
+import {
+  latestScaleAndConfig,
+  pruneChanges,
+  recordAvailability,
+  recordChanges,
+  recordRevision,
+} from '../store/changes';
 import { contentHashKey } from '../store/cluster-secrets';
 import { kubeConfigFor } from './kube/client';
 import { ClusterWatcher, type KnownIncident } from './kube-watch/engine';
@@ -96,26 +102,39 @@ export function createKubeWatchActivities({ config, client, taskQueue }: KubeWat
         knownIncidents: () => knownIncidents(input.cluster),
         log: ctx.log,
         changes: {
-          sink: { changes: (c) => recordChanges(c), revision: recordRevision, availability: recordAvailability },
+          sink: {
+            changes: (c) => recordChanges(c),
+            revision: recordRevision,
+            availability: recordAvailability,
+            latest: () => latestScaleAndConfig(input.cluster),
+          },
           hashKey: contentHashKey(),
           stableAfterMs: config.FOGHORN_REVISION_STABLE_AFTER,
           retentionMs: config.FOGHORN_CHANGE_RETENTION,
         },
       });
       if (checkpoint) watcher.restore(checkpoint);
-      const pruned = await pruneChanges(
-        input.cluster,
-        new Date(Date.now() - config.FOGHORN_CHANGE_RETENTION),
-        config.FOGHORN_CHANGE_MAX_RECORDS,
-      );
       ctx.log.info('cluster watch starting', {
         cluster: input.cluster,
         resumed: beat.success ? 'heartbeat' : checkpoint ? 'previous round' : 'fresh',
-        changesPruned: pruned,
         attempt: ctx.info.attempt,
       });
       ctx.heartbeat(checkpoint);
       const heartbeat = setInterval(() => ctx.heartbeat(watcher.checkpoint()), HEARTBEAT_MS);
+      // Retention while the watch runs: a prune over a large record takes seconds, and must not
+      // keep the round's first heartbeat waiting. A failed prune is tried again next round.
+      const pruning = pruneChanges(
+        input.cluster,
+        new Date(Date.now() - config.FOGHORN_CHANGE_RETENTION),
+        config.FOGHORN_CHANGE_MAX_RECORDS,
+      ).then(
+        (pruned) => ctx.log.info('change record pruned', { cluster: input.cluster, pruned }),
+        (err: unknown) =>
+          ctx.log.warn('change record not pruned; next round tries again', {
+            cluster: input.cluster,
+            error: err instanceof Error ? err.constructor.name : typeof err,
+          }),
+      );
       try {
         await Promise.race([watcher.start(), ctx.cancelled]);
         await ctx.sleep(input.roundMs ?? DEFAULT_ROUND_MS); // rejects when cancelled (cluster deleted)
@@ -124,6 +143,7 @@ export function createKubeWatchActivities({ config, client, taskQueue }: KubeWat
         // a silent stop past the heartbeat timeout would let a second attempt start beside this one.
         try {
           await watcher.stop();
+          await pruning;
         } finally {
           clearInterval(heartbeat);
         }

@@ -412,8 +412,9 @@ export function nodeConditionChange(
   };
 }
 
-/** Keys added, removed and changed between two key → hash maps. */
+/** Keys added, removed and changed between two key → hash maps (a key starting with NUL is no key: nothing is said). */
 export function keyChanges(before: Record<string, string>, after: Record<string, string>) {
+  if (Object.keys(before).some((k) => k.startsWith('\0'))) return { added: [], removed: [], changed: [] };
   const added = Object.keys(after).filter((k) => !(k in before));
   const removed = Object.keys(before).filter((k) => !(k in after));
   const changed = Object.keys(after).filter((k) => k in before && before[k] !== after[k]);

@@ -1,3 +1,4 @@
+import type { Model } from 'mongoose';
 import type { AvailabilitySample, Change, RevisionHealth, RevisionState } from '../domain/changes';
 import { AvailabilityModel, ChangeModel, RevisionModel } from './models';
 import { findPage, type Page } from './pagination';
@@ -81,25 +82,68 @@ export function changesConcerning(
     .lean<ChangeRecord[]>();
 }
 
+/** The newest Scale and Config change of each object of a cluster (the watcher's resume base). */
+export async function latestScaleAndConfig(cluster: string, limit = 20_000): Promise<ChangeRecord[]> {
+  const rows = await ChangeModel.find({ cluster, type: { $in: ['Scale', 'Config'] } }, NO_ID)
+    .sort({ at: -1, id: -1 })
+    .limit(limit)
+    .lean<ChangeRecord[]>();
+  const newest = new Map<string, ChangeRecord>();
+  for (const r of rows) if (!newest.has(`${r.namespace}/${r.resource}`)) newest.set(`${r.namespace}/${r.resource}`, r);
+  return [...newest.values()];
+}
+
 export async function getChange(id: string): Promise<ChangeRecord | undefined> {
   return (await ChangeModel.findOne({ id }, NO_ID).lean<ChangeRecord>()) ?? undefined;
 }
 
-/** Changes older than `before`, then the oldest past `maxCount` in the cluster; returns how many went. */
+/** The oldest documents of a cluster past `maxCount` (by `field`, newest kept); returns how many went. */
+async function capCount(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any of this file's models
+  model: Model<any>,
+  cluster: string,
+  field: 'at',
+  maxCount: number,
+): Promise<number> {
+  if ((await model.countDocuments({ cluster })) <= maxCount) return 0;
+  const cut = await model
+    .find({ cluster }, { [field]: 1, _id: 0 })
+    .sort({ [field]: -1 })
+    .skip(maxCount)
+    .limit(1)
+    .lean<Record<string, Date>[]>();
+  return cut[0] ? (await model.deleteMany({ cluster, [field]: { $lte: cut[0][field] } })).deletedCount : 0;
+}
+
+/**
+ * Retention of one cluster's record: changes and availability samples older than `before`, then
+ * the oldest past `maxCount`; revision verdicts older than `before`, except each Deployment's
+ * newest healthy revision (the rollback target outlives the retention). Returns the changes removed.
+ */
 export async function pruneChanges(cluster: string, before: Date, maxCount: number): Promise<number> {
-  let removed = (await ChangeModel.deleteMany({ cluster, at: { $lt: before } })).deletedCount;
-  const count = await ChangeModel.countDocuments({ cluster });
-  if (count > maxCount) {
-    const cut = await ChangeModel.find({ cluster }, { at: 1, _id: 0 })
-      .sort({ at: -1 })
-      .skip(maxCount)
-      .limit(1)
-      .lean<{ at: Date }[]>();
-    if (cut[0]) removed += (await ChangeModel.deleteMany({ cluster, at: { $lte: cut[0].at } })).deletedCount;
-  }
-  await RevisionModel.deleteMany({ cluster, firstSeenAt: { $lt: before }, state: { $ne: 'Healthy' } });
+  const removed = (await ChangeModel.deleteMany({ cluster, at: { $lt: before } })).deletedCount;
   await AvailabilityModel.deleteMany({ cluster, at: { $lt: before } });
-  return removed;
+  await RevisionModel.deleteMany({ cluster, firstSeenAt: { $lt: before }, state: { $ne: 'Healthy' } });
+  const oldHealthy = await RevisionModel.find(
+    { cluster, state: 'Healthy', firstSeenAt: { $lt: before } },
+    { _id: 0, namespace: 1, resource: 1 },
+  ).lean<{ namespace: string; resource: string }[]>();
+  for (const key of new Map(oldHealthy.map((r) => [`${r.namespace}/${r.resource}`, r])).values()) {
+    const newest = await RevisionModel.findOne({ cluster, ...key, state: 'Healthy' }, { _id: 0, revision: 1 })
+      .sort({ revision: -1 })
+      .lean<{ revision: number }>();
+    if (newest)
+      await RevisionModel.deleteMany({
+        cluster,
+        ...key,
+        state: 'Healthy',
+        firstSeenAt: { $lt: before },
+        revision: { $lt: newest.revision },
+      });
+  }
+  const capped = await capCount(ChangeModel, cluster, 'at', maxCount);
+  await capCount(AvailabilityModel, cluster, 'at', maxCount);
+  return removed + capped;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -42,6 +42,8 @@ import { controllerOf } from '../../domain/kube-owners';
 
 export interface ChangeSink {
   changes(changes: Change[]): Promise<unknown>;
+  /** The newest stored Scale and Config change of each object of the cluster (the resume base). */
+  latest?(): Promise<Change[]>;
   revision(health: RevisionHealth): Promise<unknown>;
   availability(samples: AvailabilitySample[]): Promise<unknown>;
 }
@@ -84,6 +86,12 @@ interface Revision {
 const MAX_QUEUE = 10_000;
 const MAX_CHECKPOINT_ENTRIES = 5_000;
 const RETRY_MS = 2_000;
+
+/**
+ * A config base known only by the content hash of its last stored change (the key hashes are not
+ * stored): its next change shows the content hash, not which keys changed.
+ */
+const STORED_CONTENT = '\0stored';
 
 const key = (namespace: string, kind: string, name: string) => `${namespace}/${kind}/${name}`;
 const time = (t: Date | string | undefined) => (t ? new Date(t) : undefined);
@@ -128,6 +136,35 @@ export class ChangeRecorder {
     if (!cp) return;
     this.recorded = structuredClone(cp);
     if (cp.hashKeyId !== this.hashKeyId) this.recorded.configs = {}; // hashes under another key compare with nothing
+  }
+
+  /**
+   * The store is never behind the checkpoint (what is stored enters the checkpoint after the
+   * write) but the checkpoint can be behind the store: heartbeats are throttled, so a worker killed
+   * with -9 hands over a checkpoint up to a heartbeat timeout old. Scale and config bases are
+   * taken from the newest stored change, so a change already stored is neither recorded again
+   * under another id nor diffed against a state from before it.
+   */
+  async rebase(): Promise<void> {
+    if (!this.opts.sink.latest) return;
+    let latest: Change[];
+    try {
+      latest = await this.opts.sink.latest();
+    } catch (err) {
+      this.opts.log.warn('change record base not read; resuming from the checkpoint', {
+        cluster: this.opts.cluster,
+        error: err instanceof Error ? err.constructor.name : typeof err,
+      });
+      return;
+    }
+    for (const c of latest) {
+      const at = `${c.namespace}/${c.resource}`;
+      if (c.type === 'Scale') this.recorded.replicas[at] = Number(c.diff[0]?.to);
+      const to = c.diff.find((d) => d.field === 'content hash')?.to;
+      // Only a base the checkpoint holds (under the same hash key) is refreshed.
+      if (c.type === 'Config' && to && this.recorded.configs[at] && this.contentHash(this.recorded.configs[at]) !== to)
+        this.recorded.configs[at] = { [STORED_CONTENT]: to };
+    }
   }
 
   /** Names the hash key without revealing it. */
@@ -185,6 +222,7 @@ export class ChangeRecorder {
   }
 
   private contentHash(keys: Record<string, string>): string {
+    if (keys[STORED_CONTENT] !== undefined) return keys[STORED_CONTENT];
     return this.hash(
       Object.entries(keys)
         .sort(([a], [b]) => a.localeCompare(b))

@@ -390,6 +390,8 @@ export class ClusterWatcher {
     // Stopped (cancelled) while ingestion's record was read: start nothing that stop() would miss.
     if (this.stopped) return;
     for (const k of known) this.tracker.knownToIngestion(k.workload, k.members, k.open);
+    await this.changes?.rebase();
+    if (this.stopped) return;
     // Not awaited: an API server that accepts connections and never answers must not hold up
     // the activity (its heartbeats and its round); deliveries wait for every first list anyway.
     for (const inf of [...this.informers, ...this.changeInformers]) void this.startInformer(inf);

@@ -20,10 +20,12 @@ let apps: AppsV1Api;
 let core: CoreV1Api;
 
 const SECRET_VALUE = 'hunter2-the-database-password';
+/** One key for every watcher of the suite, as one FOGHORN_SECRET_KEY is for every worker. */
+const HASH_KEY = randomBytes(32);
 
 /** The store, in memory: every write as the watcher made it. */
-function memorySink() {
-  const changes = new Map<string, Change>();
+function memorySink(shared?: Map<string, Change>) {
+  const changes = shared ?? new Map<string, Change>();
   const writes: string[] = [];
   const revisions = new Map<string, RevisionHealth>();
   const samples: AvailabilitySample[] = [];
@@ -42,6 +44,13 @@ function memorySink() {
       if (!held || weaker || (held.state === 'Failed' && h.state === 'Healthy')) revisions.set(k, { ...held, ...h });
     },
     availability: async (s) => void samples.push(...s),
+    latest: async () => {
+      const newest = new Map<string, Change>();
+      for (const c of [...changes.values()].sort((a, b) => b.at.getTime() - a.at.getTime()))
+        if ((c.type === 'Scale' || c.type === 'Config') && !newest.has(`${c.namespace}/${c.resource}`))
+          newest.set(`${c.namespace}/${c.resource}`, c);
+      return [...newest.values()];
+    },
   };
   return { sink, changes, writes, revisions, samples };
 }
@@ -52,7 +61,7 @@ function watcher(sink: ChangeSink, checkpoint?: WatchCheckpoint) {
     kc: kube.kc,
     thresholds: { notReadyAfterMs: 4_000 },
     deliver: async () => undefined,
-    changes: { sink, hashKey: randomBytes(32), stableAfterMs: 1_000, retentionMs: 7 * 24 * 3600_000 },
+    changes: { sink, hashKey: HASH_KEY, stableAfterMs: 1_000, retentionMs: 7 * 24 * 3600_000 },
   });
   if (checkpoint) w.restore(checkpoint);
   return w;
@@ -316,5 +325,72 @@ it('records StatefulSet and DaemonSet rollouts from their ControllerRevisions', 
     ]);
   } finally {
     await w.stop();
+  }
+});
+
+it('a checkpoint behind the store (heartbeats are throttled) records no scale or config change twice', async () => {
+  const store = new Map<string, Change>();
+  const first = memorySink(store);
+  const w1 = watcher(first.sink);
+  await w1.start();
+  await core.createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name: 'orders-config' }, data: { 'a.yaml': 'one' } },
+  });
+  const manifest = deploymentManifest('orders', 1);
+  manifest.spec!.template.spec!.volumes = [{ name: 'c', configMap: { name: 'orders-config' } }];
+  await apps.createNamespacedDeployment({ namespace: 'default', body: manifest });
+  await waitFor('orders revision 1', async () => !!find(store, (c) => c.resource === 'Deployment/orders'));
+  await w1.changesStored(10_000);
+  const stale = JSON.parse(JSON.stringify(w1.checkpoint())) as WatchCheckpoint;
+  expect(stale.changes?.configs['default/ConfigMap/orders-config']).toBeDefined();
+
+  // Stored, but the checkpoint handed over is from before (the kill came before the next heartbeat).
+  await apps.patchNamespacedDeploymentScale(
+    { name: 'orders', namespace: 'default', body: { spec: { replicas: 2 } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await core.patchNamespacedConfigMap(
+    { name: 'orders-config', namespace: 'default', body: { data: { 'a.yaml': 'two' } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await waitFor('scale and config stored', async () =>
+    ['Scale', 'Config'].every((t) => find(store, (c) => c.resource.includes('orders') && c.type === t)),
+  );
+  await w1.stop();
+  const configBefore = find(store, (c) => c.resource === 'ConfigMap/orders-config')!;
+
+  // While nobody watches: a rollout (a new generation) and another config change.
+  await patchDeployment(
+    'orders',
+    { spec: { template: { spec: { containers: [{ name: 'app', image: 'o:2' }] } } } },
+    'ci',
+  );
+  await core.patchNamespacedConfigMap(
+    { name: 'orders-config', namespace: 'default', body: { data: { 'a.yaml': 'three' } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+
+  const second = memorySink(store);
+  const w2 = watcher(second.sink, stale);
+  await w2.start();
+  try {
+    await waitFor(
+      'the second config change',
+      async () => [...store.values()].filter((c) => c.resource === 'ConfigMap/orders-config').length === 2,
+    );
+    await waitFor(
+      'orders revision 2',
+      async () => !!find(store, (c) => c.resource === 'Deployment/orders' && c.revision === 2),
+    );
+    await w2.changesStored(10_000);
+    expect([...store.values()].filter((c) => c.type === 'Scale' && c.resource === 'Deployment/orders')).toHaveLength(1);
+    const configAfter = [...store.values()].find(
+      (c) => c.resource === 'ConfigMap/orders-config' && c.id !== configBefore.id,
+    )!;
+    // Diffed against the stored change, not against the stale checkpoint's content.
+    expect(configAfter.diff[0].from).toBe(configBefore.diff[0].to);
+  } finally {
+    await w2.stop();
   }
 });
