@@ -1,5 +1,6 @@
 import { revisionChange, scaleChange } from '../../domain/change-record';
-import { recordChanges, recordRevision } from '../../store/changes';
+import { pruneChanges, recordChanges, recordRevision, revisionsOf } from '../../store/changes';
+import { ChangeModel } from '../../store/models';
 import { useApi } from '../harness/api';
 
 /** `GET /changes`: filters, the list envelope, revision health beside each rollout, bad inputs. */
@@ -91,5 +92,36 @@ describe('the change record', () => {
       expect(res.body).toMatchObject({ kind: 'Error', error: { code: 400, message: 'Invalid request' } });
     }
     expect((await api.call('GET', '/changes', { token: '' })).status).toBe(401);
+  });
+
+  it("prunes by age and count, keeping each Deployment's newest healthy revision", async () => {
+    const old = (s: number) => new Date(Date.UTC(2026, 10, 1, 0, 0, s));
+    const base = {
+      cluster: 'prune',
+      namespace: 'shop',
+      resource: 'Deployment/api',
+      replicaSet: 'rs',
+      templateHash: 'h',
+    };
+    for (const revision of [1, 2, 3])
+      await recordRevision({
+        ...base,
+        revision,
+        images: [],
+        state: revision === 3 ? 'Failed' : 'Healthy',
+        ...(revision < 3 && { healthyAt: old(revision) }),
+        firstSeenAt: old(revision),
+      });
+    await recordChanges(
+      Array.from({ length: 12 }, (_, i) =>
+        scaleChange('prune', 'shop', 'Deployment/api', i, i, i + 1, i < 2 ? old(i) : at(i), by),
+      ),
+    );
+    const removed = await pruneChanges('prune', new Date(Date.UTC(2026, 11, 1)), 6);
+    expect(removed).toBe(6); // 2 by age, 4 past the cap
+    const left = await ChangeModel.find({ cluster: 'prune' }).sort({ at: 1 }).lean();
+    expect(left.map((c) => c.diff[0].to)).toEqual(['7', '8', '9', '10', '11', '12']);
+    // The failed and the older healthy revision go; the newest healthy one stays, however old.
+    expect((await revisionsOf('prune', 'shop', 'Deployment/api')).map((r) => r.revision)).toEqual([2]);
   });
 });
