@@ -16,7 +16,7 @@ import { clusterKnown } from './kube/client';
 import { kubeReads } from './kube-reads';
 
 /**
- * Evidence for a workload incident (issue 60 §3), collected before the analysis concludes: the
+ * Evidence for a workload incident, collected before the analysis concludes: the
  * changes in the window before the first failure (the change record), what Foghorn saw of each
  * revision, the failing pods' last termination, restarts and previous and current logs (tail,
  * redacted, capped), recent warning events, the owner chain, node conditions. Bounded in time

@@ -582,7 +582,7 @@ export function observedImpact(input: Pick<PostmortemInput, 'incident' | 'eviden
 // Reports written before impact was measured (stored without dataNotes)
 // ---------------------------------------------------------------------------------------------
 
-/** A report as stored before issue 60: `usersAffected` a placeholder 0, no observed fields, no notes. */
+/** A report as stored before observed impact: `usersAffected` a placeholder 0, no observed fields, no notes. */
 export type LegacyPostmortemReport = Omit<PostmortemReport, 'impact' | 'gitCorrelation' | 'dataNotes'> & {
   impact: Omit<
     PostmortemImpact,

@@ -33,7 +33,7 @@ import { REVISION_ANNOTATION } from '../../domain/kube-actions';
 import { controllerOf } from '../../domain/kube-owners';
 
 /**
- * The watcher's change record (issue 60 §1–2): from the objects the informers see to change
+ * The watcher's change record: from the objects the informers see to change
  * records, revision health and availability samples, handed to a sink (the store) in order and
  * retried until stored. What is recorded moves into the checkpoint only once stored, so a watcher
  * killed with -9 relists and records what its predecessor had not stored yet, and nothing twice

@@ -277,7 +277,7 @@ export class ClusterWatcher {
       inf.lw.on('error', (err) => this.onInformerError(inf, err));
   }
 
-  /** The change record's informers and handlers (issue 60 §1): workloads, their revisions, what they read. */
+  /** The change record's informers and handlers: workloads, their revisions, what they read. */
   private recordChanges(
     options: NonNullable<ClusterWatcherOptions['changes']>,
     core: CoreV1Api,
