@@ -244,9 +244,25 @@ export function sourceOf(meta: ObjectMeta | undefined): string {
 }
 
 /**
- * Who made a change as far as the object says: the field manager that last wrote the fields
- * under `path` (the template for a rollout, `replicas` for a scale, `data` for a ConfigMap) no
- * later than `graceMs` after the change reached the cluster; the change-cause; the GitOps source.
+ * The managedFields entry that owns the fields under `path`: a field is owned by the manager that
+ * last changed its value. Entries written after `notAfter` are left out; an entry without a time
+ * (the API server leaves it out for some subresource writes) counts as the newest.
+ */
+export function ownerOf(
+  meta: ObjectMeta | undefined,
+  path: string[],
+  notAfter = Infinity,
+): ManagedFieldsEntry | undefined {
+  const timeOf = (m: ManagedFieldsEntry) => (m.time === undefined ? Infinity : asTime(m.time));
+  return (meta?.managedFields ?? [])
+    .filter((m) => owns(m.fieldsV1, path) && (m.time === undefined || asTime(m.time) <= notAfter))
+    .sort((x, y) => timeOf(y) - timeOf(x))[0];
+}
+
+/**
+ * Who made a change as far as the object says: the owner of the fields under `path` (the
+ * template for a rollout, `replicas` for a scale, `data` for a ConfigMap) no later than `graceMs`
+ * after the change reached the cluster; the change-cause; the GitOps source.
  */
 export function authorOf(
   meta: ObjectMeta | undefined,
@@ -255,13 +271,7 @@ export function authorOf(
   changeCause = meta?.annotations?.[CHANGE_CAUSE] ?? '',
   graceMs = 5_000,
 ): ChangeAuthor {
-  // A field is owned by the manager that last changed its value; an entry without a time (the
-  // API server leaves it out for some subresource writes) counts as the newest.
-  const timeOf = (m: ManagedFieldsEntry) => (m.time === undefined ? Infinity : asTime(m.time));
-  const entries = (meta?.managedFields ?? [])
-    .filter((m) => owns(m.fieldsV1, path) && (m.time === undefined || asTime(m.time) <= at.getTime() + graceMs))
-    .sort((x, y) => timeOf(y) - timeOf(x));
-  const manager = entries[0]?.manager ?? '';
+  const manager = ownerOf(meta, path, at.getTime() + graceMs)?.manager ?? '';
   return {
     manager,
     changeCause: clip(changeCause),

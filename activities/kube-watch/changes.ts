@@ -17,6 +17,7 @@ import {
   keyChanges,
   lastWriteOf,
   nodeConditionChange,
+  ownerOf,
   revisionChange,
   scaleChange,
   type ObjectMeta,
@@ -382,10 +383,9 @@ export class ChangeRecorder {
 
   /** When the fields under `path` were last written (their newest managedFields entry), else the object's last write. */
   private writeTime(meta: ObjectMeta | undefined, path: string[]): Date {
-    const by = authorOf(meta, path, new Date(8.64e15));
-    const entry = (meta?.managedFields ?? []).find((m) => m.manager === by.manager);
-    if (entry?.time) return new Date(entry.time);
-    return by.manager ? new Date() : lastWriteOf(meta, new Date()); // an owner without a time: now, when it is seen
+    const owner = ownerOf(meta, path);
+    if (owner?.time) return new Date(owner.time);
+    return owner ? new Date() : lastWriteOf(meta, new Date()); // an owner without a time: now, when it is seen
   }
 
   private recordAvailability(d: V1Deployment, now: number): void {
