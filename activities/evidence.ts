@@ -13,6 +13,7 @@ import { redactText } from '../domain/redact';
 import { splitResource } from '../domain/incident';
 import { changesConcerning, revisionsOf } from '../store/changes';
 import { clusterKnown } from './kube/client';
+import type { KubeRecentEventsInput } from '../contracts/kube-actions';
 import { kubeReads } from './kube-reads';
 
 /**
@@ -183,7 +184,7 @@ export async function collectEvidence(target: EvidenceTarget): Promise<IncidentE
     bounded(
       kubeReads.recentEvents({
         cluster: target.cluster,
-        kind: (kind === 'Node' ? 'Node' : pods[0] ? 'Pod' : kind) as 'Pod',
+        kind: (kind === 'Node' ? 'Node' : pods[0] ? 'Pod' : kind) as KubeRecentEventsInput['kind'],
         ...(kind !== 'Node' && { namespace: target.namespace }),
         name: kind === 'Node' ? name : (pods[0]?.name ?? name),
         limit: 10,
