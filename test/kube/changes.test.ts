@@ -249,6 +249,14 @@ it('a watcher that takes over from a checkpoint records what changed meanwhile, 
     { spec: { template: { spec: { containers: [{ name: 'app', image: 'cart:3' }] } } } },
     'ci',
   );
+  // The controller has made revision 3 before anyone watches again: revision 2 was never current while watched.
+  await waitFor(
+    'cart revision 3 exists',
+    async () =>
+      (await apps.readNamespacedDeployment({ name: 'cart', namespace: 'default' })).metadata?.annotations?.[
+        'deployment.kubernetes.io/revision'
+      ] === '3',
+  );
 
   const after = memorySink();
   const second = watcher(after.sink, JSON.parse(JSON.stringify(checkpoint)) as WatchCheckpoint);
