@@ -2,27 +2,29 @@
  * Records workflow histories for the replay test (test/replay/replay.test.ts). Run it with the
  * code of the release whose in-flight workflows must keep working, before changing a workflow:
  *
- *   npx ts-node --transpile-only test/replay/record.ts [label] [workflows] [clusters]
+ *   npx ts-node --transpile-only test/replay/record.ts [label] [workflows] [clusters] [kube]
  *
  * It drives real workflows through the API and the chat gateway on the time-skipping test
  * server, then writes each history (binary protobuf) to test/replay/histories/<label>-<name>.pb.
  * Running workflows are recorded as they stand: a partial history is what a worker replays
  * after an upgrade.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { writeFile } from 'fs/promises';
 import http from 'http';
 import type { AddressInfo } from 'net';
+import { tmpdir } from 'os';
 import path from 'path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { AppsV1Api } from '@kubernetes/client-node';
 import { runbookSpecSchema } from '../../contracts/runbooks';
-import { createRunbook } from '../../store/runbooks';
+import { createRunbook, deleteRunbook } from '../../store/runbooks';
 import { seedAuditChain } from '../fixtures/audit-chain';
 import { chatWorkflowId } from '../../workflows/chat-messages';
 import { useTestSecretKey } from '../clusters/fixtures';
 import { useGateway } from '../harness/gateway';
-import { deploymentManifest, useKube } from '../harness/kube';
+import { deploymentManifest, useKube, waitFor } from '../harness/kube';
 
 const OUT = path.join(__dirname, 'histories');
 
@@ -45,8 +47,8 @@ async function exists(client: Client, workflowId: string): Promise<boolean> {
 
 async function main(): Promise<void> {
   const label = process.argv[2] ?? 'v1';
-  /** What to record: `workflows` (every type but the cluster ones), `clusters` (needs the Kubernetes control plane); both by default. */
-  const parts = new Set(process.argv.length > 3 ? process.argv.slice(3) : ['workflows', 'clusters']);
+  /** What to record: `workflows` (every type but the cluster ones), `clusters` and `kube` (need the Kubernetes control plane); all by default. */
+  const parts = new Set(process.argv.length > 3 ? process.argv.slice(3) : ['workflows', 'clusters', 'kube']);
   const gw = await useGateway();
   try {
     const get = (p: string) => gw.call('GET', p, { token: gw.tokens.viewer });
@@ -307,6 +309,122 @@ async function main(): Promise<void> {
         await save(gw.client, label, 'cluster-health-replay', 'cluster-health-running');
         await save(gw.client, label, 'cluster-watch-replay', 'cluster-watch-running');
       } finally {
+        await kube.stop();
+      }
+    }
+
+    // 8. Kubernetes remediations on the `local` cluster (KUBECONFIG) of a real API server with
+    //    KWOK nodes: a plan that restarted and rolled back a Deployment, verifying (running); a
+    //    plan whose steps on a crash-looping Deployment were undone, the incident escalated (running).
+    if (parts.has('kube')) {
+      const kube = await useKube();
+      const dir = mkdtempSync(path.join(tmpdir(), 'foghorn-replay-'));
+      const savedKubeconfig = process.env.KUBECONFIG;
+      try {
+        await kube.addNode('kwok-node-1');
+        writeFileSync(path.join(dir, 'kubeconfig'), kube.kubeconfig, { mode: 0o600 });
+        process.env.KUBECONFIG = path.join(dir, 'kubeconfig'); // read on each use (activities/kube/client.ts)
+        const apps = kube.kc.makeApiClient(AppsV1Api);
+        const rolledOut = (name: string, revision: string, ready: boolean) =>
+          waitFor(`${name} at revision ${revision}`, async () => {
+            const d = await apps.readNamespacedDeployment({ name, namespace: 'default' });
+            const at = d.metadata?.annotations?.['deployment.kubernetes.io/revision'] === revision;
+            return at && (!ready || (d.status?.updatedReplicas === 2 && d.status?.availableReplicas === 2));
+          });
+        // The workflows part's HTTP runbook is a Custom incident's next strategy too: only ours run here.
+        await deleteRunbook('replay-http-fix');
+        const runbook = (name: string, verificationWindow: string, steps: object[]) =>
+          createRunbook(
+            runbookSpecSchema.parse({
+              name,
+              category: 'custom',
+              description: 'replay recording',
+              version: '1.0.0',
+              automated: true,
+              approvalRequired: false,
+              severity: ['high'],
+              targets: { signalTypes: ['Custom'], resourceKinds: ['Deployment'] },
+              steps,
+              maxAttempts: 1,
+              verificationWindow,
+            }),
+          );
+        const target = { deployment: '{{deployment}}', namespace: '{{namespace}}' };
+        const remediate = async (deployment: string) => {
+          const res = await gw.call('POST', '/incidents', {
+            token: gw.tokens.operator,
+            body: {
+              resource: `Deployment/${deployment}`,
+              namespace: 'default',
+              signalType: 'Custom',
+              severity: 'high',
+              description: 'replay',
+            },
+          });
+          return res.body.metadata.name as string;
+        };
+        const events = async (id: string) => (await gw.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+        const plansOf = async (name: string) => (await get(`/remediations?incident=${name}`)).body.items ?? [];
+
+        // Two revisions first: the rollback has one to go back to whenever the restart's shows up.
+        await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('replay-steady', 2) });
+        await rolledOut('replay-steady', '1', true);
+        const steady = deploymentManifest('replay-steady', 2);
+        steady.spec!.template.spec!.containers[0].image = 'example.com/replay-steady:2';
+        await apps.replaceNamespacedDeployment({ name: 'replay-steady', namespace: 'default', body: steady });
+        await rolledOut('replay-steady', '2', true);
+        await runbook('replay-kube-restart-rollback', '10m', [
+          { type: 'RestartDeployment', params: target },
+          { type: 'RollbackDeployment', params: target },
+        ]);
+        const verifying = await remediate('replay-steady');
+        // Healthy again after the steps: the rest of the window is a durable timer.
+        await gw.eventually(
+          () => events(verifying),
+          (list) => {
+            const healthy = list.findIndex(
+              (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'awaitTargetHealthy',
+            );
+            return healthy >= 0 && list.slice(healthy).some((e) => e.timerStartedEventAttributes);
+          },
+          120_000,
+        );
+        const [plan] = await plansOf(verifying);
+        if (plan?.state !== 'Verifying') throw new Error(`plan of ${verifying}: ${JSON.stringify(plan)}`);
+        await save(gw.client, label, verifying, 'incident-kube-verifying-running');
+        await deleteRunbook('replay-kube-restart-rollback');
+
+        // Pods that crash whatever is done: the verification fails, both steps are undone.
+        await apps.createNamespacedDeployment({
+          namespace: 'default',
+          body: deploymentManifest('replay-crashing', 2, 'crashloop'),
+        });
+        await rolledOut('replay-crashing', '1', false);
+        await runbook('replay-kube-scale-restart', '15s', [
+          { type: 'ScaleDeployment', params: { ...target, replicas: 3 } },
+          { type: 'RestartDeployment', params: target },
+        ]);
+        const undone = await remediate('replay-crashing');
+        await untilState(undone, 'Escalated');
+        const [failed] = await plansOf(undone);
+        if (!['RolledBack', 'Failed'].includes(failed?.state))
+          throw new Error(`plan of ${undone}: ${JSON.stringify(failed)}`);
+        // Saved once the move to Escalated is written and nothing is in flight.
+        await gw.eventually(
+          async () => ({
+            list: await events(undone),
+            described: await gw.client.workflow.getHandle(undone).describe(),
+          }),
+          ({ list, described }) =>
+            !!list.at(-1)?.workflowTaskCompletedEventAttributes && (described.raw.pendingActivities ?? []).length === 0,
+          60_000,
+        );
+        await save(gw.client, label, undone, 'incident-kube-rolled-back');
+        await deleteRunbook('replay-kube-scale-restart');
+      } finally {
+        if (savedKubeconfig === undefined) delete process.env.KUBECONFIG;
+        else process.env.KUBECONFIG = savedKubeconfig;
+        rmSync(dir, { recursive: true, force: true });
         await kube.stop();
       }
     }
