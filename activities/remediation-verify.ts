@@ -7,9 +7,11 @@ const POLL_MS = 2_000;
 
 /**
  * Waits, in real time, for a Deployment to be healthy again after a fix (domain/kube-health.ts):
- * polls every 2 s for up to `timeoutMs` and answers the first healthy verdict, or the last one
- * seen. Heartbeats each poll, so a dead worker is noticed and a cancelled wait (a new signal
- * failed the verification first) stops at once.
+ * polls every 2 s for up to `timeoutMs` and answers the first healthy verdict, the first final
+ * one (the rollout exceeded its progress deadline: waiting will not help), or the last one seen.
+ * The input's `signature` (optional) is the original failure's, checked on every poll.
+ * Heartbeats each poll, so a dead worker is noticed and a cancelled wait (a new signal failed
+ * the verification first) ends at once.
  */
 export function createRemediationVerifyActivities() {
   const { kubeVerifyTarget } = createKubeVerifyActivities();
@@ -21,7 +23,7 @@ export function createRemediationVerifyActivities() {
       for (;;) {
         ctx.heartbeat();
         const health = await kubeVerifyTarget(target);
-        if (health.healthy || Date.now() + POLL_MS > deadline) return health;
+        if (health.healthy || health.final || Date.now() + POLL_MS > deadline) return health;
         await ctx.sleep(POLL_MS); // rejects when the activity is cancelled
       }
     },

@@ -12,6 +12,7 @@ import {
   type RollbackDeploymentInput,
   type ScaleDeploymentInput,
 } from '../domain/kube-actions';
+import { MAX_SIGNATURE_LOG_LINE, type FailureSignature } from '../domain/kube-health';
 import { clusterSchema, namespaceSchema } from './incidents';
 import { dnsLabelSchema, objectNameSchema, quantitySchema } from './kubernetes';
 import { sameType } from './type-check';
@@ -121,6 +122,9 @@ export type KubeLogTailInput = z.input<typeof kubeLogTailInput>;
 // Verification: did a fix work (domain/kube-health.ts judges what the activity gathers)
 // ---------------------------------------------------------------------------------------------
 
+const MAX_SIGNATURE_REASONS = 10;
+const MAX_SIGNATURE_REASON = 64;
+
 export const verifyTargetInput = z
   .object({
     cluster: clusterSchema,
@@ -128,6 +132,32 @@ export const verifyTargetInput = z
     deployment: objectNameSchema,
     /** When the fix was applied: crashes before it are the incident, not a verdict on the fix. */
     since: z.string().datetime({ offset: true, message: 'must be an RFC 3339 timestamp' }),
+    /** What the original failure looked like: the fix is good only when no judged pod shows it again. */
+    signature: z
+      .object({
+        /** Container reasons (`OOMKilled`, `CrashLoopBackOff`): printable ASCII without spaces. */
+        reasons: z
+          .array(
+            z
+              .string()
+              .min(1)
+              .max(MAX_SIGNATURE_REASON)
+              .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+          )
+          .max(MAX_SIGNATURE_REASONS),
+        exitCode: z.number().int().min(-2147483648).max(2147483647).optional(),
+        /** One line of the failing containers' log, matched trimmed (so stored trimmed). */
+        logLine: z
+          .string()
+          .trim()
+          .min(1)
+          .max(MAX_SIGNATURE_LOG_LINE)
+          .regex(/^[^\r\n]*$/, 'must be one line')
+          .optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type VerifyTargetInput = z.infer<typeof verifyTargetInput>;
+sameType<NonNullable<VerifyTargetInput['signature']>, FailureSignature>(true);
