@@ -256,7 +256,7 @@ test("the signature's log line still printed by the fixed pods is unhealthy; gon
     current: [
       'starting',
       ...Array.from({ length: 50 }, (_, i) => `request ${i} ok`),
-      'FATAL: out of connections to db password=hunter2hunter2',
+      'FATAL: out of connections to db token=hunter2hunter2',
       'bye',
     ],
   });
@@ -266,10 +266,10 @@ test("the signature's log line still printed by the fixed pods is unhealthy; gon
   expect(back.final).toBeUndefined();
   for (const pod of pods)
     expect(back.seen).toContain(
-      `pod ${pod} container app log still prints "FATAL: out of connections to db password=[REDACTED]" (the failure signature)`,
+      `pod ${pod} container app log still prints "FATAL: out of connections to db token=[REDACTED]" (the failure signature)`,
     );
   expect(back.summary).toMatch(
-    /^deployment default\/chatty is unhealthy: the failure signature is back \(2\): pod chatty-\S+ container app log still prints "FATAL: out of connections to db password=\[REDACTED\]"/,
+    /^deployment default\/chatty is unhealthy: the failure signature is back \(2\): pod chatty-\S+ container app log still prints "FATAL: out of connections to db token=\[REDACTED\]"/,
   );
   expect(JSON.stringify(back)).not.toContain('hunter2');
 
