@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { parseDuration } from '../domain/duration';
-import type {
-  ChannelTarget,
-  EscalationPolicy,
-  LevelTarget,
-  MaintenanceWindow,
-  OnCallSchedule,
+import {
+  MIN_REMEDIATION_BUDGET_MS,
+  type ChannelTarget,
+  type EscalationPolicy,
+  type LevelTarget,
+  type MaintenanceWindow,
+  type OnCallSchedule,
 } from '../domain/escalation-policy';
 import { goDuration } from './runbooks';
 import { sameType } from './type-check';
@@ -73,6 +74,9 @@ const checkedMs = (text: string) => {
   }
 };
 
+/** A budget longer than a day bounds nothing an operator would wait for. */
+const MAX_REMEDIATION_BUDGET_MS = 24 * 3_600_000;
+
 export const escalationPolicySchema = z
   .object({
     name: configName.refine((n) => n !== 'none', 'none is built in (nobody is paged) and cannot be redefined'),
@@ -103,9 +107,31 @@ export const escalationPolicySchema = z
       .object({ every: goDuration, times: z.number().int().min(1).max(1000).optional() })
       .strict()
       .optional(),
+    /**
+     * How long automation may try, per severity, before the ladder starts beside it (from the move
+     * to Remediating); a severity left out: critical 10m, high 20m, medium and low 60m.
+     */
+    remediationBudget: z
+      .object({
+        critical: goDuration.optional(),
+        high: goDuration.optional(),
+        medium: goDuration.optional(),
+        low: goDuration.optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((p, ctx) => {
+    for (const [severity, budget] of Object.entries(p.remediationBudget ?? {})) {
+      const budgetMs = checkedMs(budget);
+      if (budgetMs < MIN_REMEDIATION_BUDGET_MS || budgetMs > MAX_REMEDIATION_BUDGET_MS)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['remediationBudget', severity],
+          message: 'must be between 1m and 24h',
+        });
+    }
     for (const [i, level] of p.levels.entries())
       if (checkedMs(level.escalateAfter) < 1_000)
         ctx.addIssue({ code: 'custom', path: ['levels', i, 'escalateAfter'], message: 'must be at least 1s' });

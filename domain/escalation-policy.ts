@@ -1,6 +1,6 @@
 import type { IncidentState, TimelineEvent } from './incident';
-import { parseDuration } from './duration';
-import type { Severity } from './vocabulary';
+import { formatDuration, parseDuration } from './duration';
+import { SEVERITIES, type Severity } from './vocabulary';
 
 /**
  * Escalation policies, on-call schedules and maintenance windows (DESIGN §8, docs/escalation.md):
@@ -42,7 +42,15 @@ export interface EscalationPolicy {
   levels: EscalationLevel[];
   /** The last level again every `every` while unacknowledged; `times` caps it (absent: until acknowledged). */
   repeat?: { every: string; times?: number };
+  /**
+   * How long automation may try, per severity, before the ladder starts beside it (Go durations);
+   * a severity left out takes DEFAULT_REMEDIATION_BUDGET's.
+   */
+  remediationBudget?: RemediationBudget;
 }
+
+/** Per severity, a Go duration. */
+export type RemediationBudget = Partial<Record<Severity, string>>;
 
 /** A weekly (or `every`) rotation of people, each with their own channels; overrides win. */
 export interface OnCallSchedule {
@@ -120,6 +128,118 @@ export function choosePolicy(
 ): EscalationPolicy {
   const chosen = policies.find((p) => p.name !== DEFAULT_POLICY && policyMatches(p, incident));
   return chosen ?? policies.find((p) => p.name === DEFAULT_POLICY) ?? BUILTIN_DEFAULT_POLICY;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The remediation budget: a bounded time to a human
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How long automation may try before a person is paged, from the incident's move to Remediating:
+ * when it runs out while a plan still runs, the ladder starts at once and automation goes on.
+ */
+export const DEFAULT_REMEDIATION_BUDGET: Readonly<Record<Severity, string>> = {
+  critical: '10m',
+  high: '20m',
+  medium: '60m',
+  low: '60m',
+};
+
+/** The shortest budget a policy may set, and the shortest a step is ever given (retries included). */
+export const MIN_REMEDIATION_BUDGET_MS = 60_000;
+
+/** The incident's budget in milliseconds: its policy's for the severity, else the default. */
+export function remediationBudgetMs(policy: Pick<EscalationPolicy, 'remediationBudget'>, severity: Severity): number {
+  return ms(policy.remediationBudget?.[severity] ?? DEFAULT_REMEDIATION_BUDGET[severity]);
+}
+
+/** Where automation stood when the budget ran out. */
+export interface BudgetMoment {
+  budgetMs: number;
+  attempt: number;
+  maxAttempts: number;
+  /** The plan running, if one is; `waiting`: it waits for its approval. */
+  plan?: { name: string; waiting: boolean };
+}
+
+/**
+ * Why the ladder starts while automation still runs, as the ladder's notifications say it:
+ * `remediation budget of 10m ran out while plan RP-… runs (attempt 1 of 3); automation continues`.
+ */
+export function budgetRanOutReason(at: BudgetMoment): string {
+  const of = `attempt ${at.attempt} of ${at.maxAttempts}`;
+  const where = at.plan
+    ? `plan ${at.plan.name} ${at.plan.waiting ? 'waits for its approval' : 'runs'} (${of})`
+    : `${of} is prepared`;
+  return `remediation budget of ${formatDuration(at.budgetMs)} ran out while ${where}; automation continues`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Who would be paged at all
+// ---------------------------------------------------------------------------------------------
+
+/** Why a policy's first level reaches nobody, or undefined when it reaches someone. */
+function whyLevelOneIsEmpty(policy: EscalationPolicy, homeChannel: boolean): string | undefined {
+  const first = policy.levels[0];
+  if (!first) return 'has no levels';
+  const reaches = first.targets.some((t) => 'schedule' in t || t.channel !== 'chat' || !!t.chatId || homeChannel);
+  return reaches
+    ? undefined
+    : 'pages at level 1 only the chat home channel, which is not set (FOGHORN_WEBHOOK_HOME_CHANNEL)';
+}
+
+const takesAllNamespaces = (p: EscalationPolicy) => !p.match.namespaces || p.match.namespaces.includes('*');
+const and = (items: readonly string[]) =>
+  items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`;
+
+/**
+ * What would page nobody under these policies (as stored, in the order policies are chosen), one
+ * sentence each; empty when every incident's approvals and escalations reach someone. Two
+ * causes: no policy matches and the fallback (the stored `default`, else the built-in one on the
+ * chat home channel) reaches nobody; or the policy that matches has no level 1 anyone receives
+ * (a policy without levels, like `none`, or a chat level without FOGHORN_WEBHOOK_HOME_CHANNEL).
+ */
+export function unpagedIncidents(policies: readonly EscalationPolicy[], homeChannel: boolean): string[] {
+  const gaps: string[] = [];
+  const matching = policies.filter((p) => p.name !== DEFAULT_POLICY);
+  const fallback = policies.find((p) => p.name === DEFAULT_POLICY);
+  const fallbackEmpty = whyLevelOneIsEmpty(fallback ?? BUILTIN_DEFAULT_POLICY, homeChannel);
+  if (fallbackEmpty) {
+    // Per severity, the namespaces some policy takes (none left over: skipped), grouped alike.
+    const groups = new Map<string, { severities: Severity[]; namespaces: string[] }>();
+    for (const severity of SEVERITIES) {
+      const taking = matching.filter((p) => !p.match.severities || p.match.severities.includes(severity));
+      if (taking.some(takesAllNamespaces)) continue;
+      const namespaces = [...new Set(taking.flatMap((p) => p.match.namespaces ?? []))].sort();
+      const key = namespaces.join(',');
+      const group = groups.get(key) ?? { severities: [], namespaces };
+      group.severities.push(severity);
+      groups.set(key, group);
+    }
+    const who = [...groups.values()].map(({ severities, namespaces }) => {
+      const all = severities.length === SEVERITIES.length;
+      if (all && !namespaces.length) return 'any incident';
+      const which = all ? 'incidents' : `${and(severities)} incidents`;
+      return namespaces.length ? `${which} outside namespaces ${namespaces.join(', ')}` : which;
+    });
+    if (who.length)
+      gaps.push(
+        `no escalation policy matches ${who.join(', nor ')}, and ` +
+          (fallback
+            ? `the policy ${DEFAULT_POLICY} that takes them ${fallbackEmpty}`
+            : `the built-in default that takes them ${fallbackEmpty}`),
+      );
+  }
+  for (const p of matching) {
+    const why = whyLevelOneIsEmpty(p, homeChannel);
+    if (!why) continue;
+    const takes = [
+      p.match.namespaces && `namespaces ${p.match.namespaces.join(', ')}`,
+      p.match.severities && `severities ${p.match.severities.join(', ')}`,
+    ].filter(Boolean);
+    gaps.push(`policy ${p.name} takes ${takes.length ? takes.join(' with ') : 'every incident'} and ${why}`);
+  }
+  return gaps;
 }
 
 // ---------------------------------------------------------------------------------------------

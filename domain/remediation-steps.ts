@@ -1,4 +1,5 @@
 import type { ActivityTimeouts } from './activity-options';
+import { parseDuration } from './duration';
 import { fingerprint } from './fingerprint';
 import { redactText, REDACTED } from './redact';
 
@@ -113,6 +114,29 @@ export const HTTP_STEP_ACTIVITY_OPTIONS = {
     nonRetryableErrorTypes: [...STEP_NON_RETRYABLE_ERROR_TYPES],
   },
 } satisfies ActivityTimeouts;
+
+/** The least a step is given when its incident's remediation budget is (nearly) used up: one real try. */
+export const STEP_BUDGET_FLOOR_MS = 60_000;
+
+/**
+ * A step's activity options bounded by the incident's remediation budget: its retries end when
+ * the budget does (never sooner than STEP_BUDGET_FLOOR_MS after the step starts), so people are
+ * not kept waiting on a service that does not answer. The options as they are without a budget,
+ * or when their own bound ends first. `now`: when the step starts (epoch ms).
+ */
+export function boundedByBudget<T extends ActivityTimeouts>(
+  options: T,
+  budgetEndsAt: string | undefined,
+  now: number,
+): T {
+  if (!budgetEndsAt) return options;
+  const left = Math.floor(Math.max(STEP_BUDGET_FLOOR_MS, Date.parse(budgetEndsAt) - now));
+  const own = options.scheduleToCloseTimeout ? parseDuration(options.scheduleToCloseTimeout) : Infinity;
+  if (!(left < own)) return options;
+  const bound = `${left}ms` as const;
+  const attempt = options.startToCloseTimeout && parseDuration(options.startToCloseTimeout) > left;
+  return { ...options, scheduleToCloseTimeout: bound, ...(attempt && { startToCloseTimeout: bound }) };
+}
 
 /**
  * A script may run 30 minutes; heartbeats every 3 s with a generous 30 s timeout, because a

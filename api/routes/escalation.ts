@@ -72,6 +72,17 @@ const policySpecView = z.object({
   match: z.object({ namespaces: z.array(z.string()).optional(), severities: z.array(severitySchema).optional() }),
   levels: z.array(z.object({ targets: z.array(targetViewSchema), escalateAfter: z.string() })),
   repeat: z.object({ every: z.string(), times: z.number().int().optional() }).optional(),
+  remediationBudget: z
+    .object({
+      critical: z.string().optional(),
+      high: z.string().optional(),
+      medium: z.string().optional(),
+      low: z.string().optional(),
+    })
+    .optional()
+    .describe(
+      'how long automation may try, per severity, before the ladder starts beside it; a severity left out: critical 10m, high 20m, medium and low 60m',
+    ),
 });
 
 const scheduleSpecView = z.object({
@@ -128,6 +139,7 @@ function specViews(pagerDutyUrl: string) {
       match: p.match,
       levels: p.levels.map((l) => ({ targets: targets(l.targets), escalateAfter: l.escalateAfter })),
       ...(p.repeat && { repeat: p.repeat }),
+      ...(p.remediationBudget && { remediationBudget: p.remediationBudget }),
     }),
     schedule: (s: OnCallSchedule) => ({
       description: s.description,
