@@ -1,4 +1,11 @@
-import { FOGHORN_FIELD_MANAGER } from '../domain/change-record';
+import {
+  FOGHORN_FIELD_MANAGER,
+  imagesOf as changeImagesOf,
+  templateVersion,
+  type PodTemplate,
+} from '../domain/change-record';
+import { chooseRollbackTarget } from '../domain/rollback-target';
+import { revisionsOf } from '../store/changes';
 import {
   ApiException,
   AppsV1Api,
@@ -20,7 +27,6 @@ import {
   KUBE_INVALID_INPUT,
   mergeResources,
   parseRevision,
-  pickRollbackRevision,
   POD_TEMPLATE_HASH_LABEL,
   RESTARTED_AT_ANNOTATION,
   type AdjustResourcesInput,
@@ -351,11 +357,18 @@ export interface RollbackIntent {
   before: { revision: number; images: string[] };
   revision: number;
   template: V1PodTemplateSpec;
+  /** Why this revision (domain/rollback-target.ts): shown in the preview, the approval and the step's result. */
+  reason?: string;
 }
 
+/** The client's template as the change record's pure helpers read it. */
+const asPodTemplate = (t: V1PodTemplateSpec | undefined) => (t ?? {}) as PodTemplate;
+
 /**
- * `kubectl rollout undo`: the pod template of the ReplicaSet (owned by the Deployment) with the
- * previous revision, or `toRevision`, without the controller's pod-template-hash label.
+ * The rollback target's template (domain/rollback-target.ts): the newest revision Foghorn saw
+ * healthy among the ReplicaSets the Deployment owns, or `toRevision` when it is not known to
+ * fail, without the controller's pod-template-hash label. No such revision: not applicable,
+ * with the reason (the plan fails and the incident escalates).
  */
 export async function rollbackIntent(
   apps: AppsV1Api,
@@ -377,20 +390,31 @@ export async function rollbackIntent(
   const sets = await kubeCall({ ...target, kind: 'ReplicaSet', name: undefined }, (o) =>
     apps.listNamespacedReplicaSet({ namespace: target.namespace, ...(selector && { labelSelector: selector }) }, o),
   );
-  const owned = sets.items
-    .filter((rs) => rs.metadata?.ownerReferences?.some((ref) => ref.uid === d.metadata?.uid))
-    .map((rs) => ({ name: rs.metadata?.name ?? '', revision: parseRevision(rs.metadata?.annotations), rs }));
-  const picked = pickRollbackRevision(current, owned, toRevision);
-  if (!picked)
-    throw refuse(
-      KUBE_ERROR_TYPES.notApplicable,
-      toRevision !== undefined
-        ? `revision ${toRevision} of ${where} not found`
-        : `${where} has no previous revision to roll back to`,
-    );
-  const template = structuredClone(picked.rs.spec?.template ?? {});
+  const owned = sets.items.filter((rs) => rs.metadata?.ownerReferences?.some((ref) => ref.uid === d.metadata?.uid));
+  const candidates = owned.map((rs) => ({
+    replicaSet: rs.metadata?.name ?? '',
+    revision: parseRevision(rs.metadata?.annotations),
+    templateHash: rs.metadata?.labels?.[POD_TEMPLATE_HASH_LABEL] ?? '',
+    version: templateVersion(asPodTemplate(rs.spec?.template)),
+    images: changeImagesOf(asPodTemplate(rs.spec?.template)),
+  }));
+  const choice = chooseRollbackTarget({
+    deployment: `${target.namespace}/${target.name}`,
+    currentVersion: templateVersion(asPodTemplate(d.spec?.template)),
+    candidates,
+    health: await revisionsOf(target.cluster, target.namespace, `Deployment/${target.name}`),
+    ...(toRevision !== undefined && { toRevision }),
+  });
+  if (!choice.ok) throw refuse(KUBE_ERROR_TYPES.notApplicable, `cannot roll back ${where}: ${choice.reason}`);
+  const picked = owned.find((rs) => rs.metadata?.name === choice.target.replicaSet)!;
+  const template = structuredClone(picked.spec?.template ?? {});
   if (template.metadata?.labels) delete template.metadata.labels[POD_TEMPLATE_HASH_LABEL];
-  return { before: { revision: current, images: imagesOf(d.spec?.template) }, revision: picked.revision, template };
+  return {
+    before: { revision: current, images: imagesOf(d.spec?.template) },
+    revision: choice.target.revision,
+    template,
+    reason: choice.reason,
+  };
 }
 
 /** The picked template replaces the Deployment's; the controller then gives its ReplicaSet the next revision. */
@@ -512,7 +536,7 @@ async function adjustResources(raw: AdjustResourcesInput): Promise<AdjustResourc
 }
 
 /**
- * `kubectl rollout undo`. A retry of a pending key sends its template again: the server
+ * A rollback to the revision chosen once (rollbackIntent). A retry of a pending key sends its template again: the server
  * stores nothing new for an equal template, and comparing templates with the server's
  * defaults filled in is not worth the risk of a wrong "already there".
  */
@@ -526,9 +550,9 @@ async function rollbackDeployment(raw: RollbackDeploymentInput): Promise<Rollbac
     target,
     plan: async () => rollbackIntent(apps, await readDeployment(apps, target), target, input.toRevision),
     before: (intent) => intent.before,
-    apply: async ({ revision, template }) => {
+    apply: async ({ revision, template, reason }) => {
       await writeRollback(apps, target, template);
-      return { revision, images: imagesOf(template) };
+      return { revision, images: imagesOf(template), ...(reason && { reason }) };
     },
   });
 }

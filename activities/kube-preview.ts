@@ -123,7 +123,7 @@ async function preview(raw: KubePreviewInput): Promise<Preview> {
     const images = (list: string[]) => list.join(', ') || 'none';
     return {
       diff: diffOf(target, before, after),
-      summary: `roll back ${describeTarget(target)} from revision ${intent.before.revision} (${images(intent.before.images)}) to the template of revision ${intent.revision} (${images((intent.template.spec?.containers ?? []).map((c) => c.image ?? ''))})`,
+      summary: `roll back ${describeTarget(target)} from revision ${intent.before.revision} (${images(intent.before.images)}) to the template of ${intent.reason ?? `revision ${intent.revision} (${images((intent.template.spec?.containers ?? []).map((c) => c.image ?? ''))})`}`,
       dryRun: true,
     };
   }

@@ -168,18 +168,23 @@ export function templateDiff(before: PodTemplate, after: PodTemplate): FieldChan
   return out.slice(0, MAX_DIFF);
 }
 
+/**
+ * What a template runs, as text: equal for two templates that differ only in the restart
+ * annotation or the controllers' own labels. A restart is not a new version of a workload.
+ */
+export function templateVersion(t: PodTemplate): string {
+  const annotations = { ...t.metadata?.annotations };
+  delete annotations[RESTARTED_AT_ANNOTATION]; // a restart, not a change of what runs
+  // The controllers' own labels differ with every template (a ReplicaSet's pod-template-hash).
+  const labels = { ...t.metadata?.labels };
+  delete labels['pod-template-hash'];
+  delete labels['controller-revision-hash'];
+  return canonical({ ...t, metadata: { ...t.metadata, annotations, labels } });
+}
+
 /** Whether the only difference between two templates is the restart annotation (or nothing). */
 export function isRestartOnly(before: PodTemplate, after: PodTemplate): boolean {
-  const strip = (t: PodTemplate) => {
-    const annotations = { ...t.metadata?.annotations };
-    delete annotations[RESTARTED_AT_ANNOTATION]; // a restart, not a change of what runs
-    // The controllers' own labels differ with every template (a ReplicaSet's pod-template-hash).
-    const labels = { ...t.metadata?.labels };
-    delete labels['pod-template-hash'];
-    delete labels['controller-revision-hash'];
-    return canonical({ ...t, metadata: { ...t.metadata, annotations, labels } });
-  };
-  return strip(before) === strip(after);
+  return templateVersion(before) === templateVersion(after);
 }
 
 /** The images of a template's containers, `name=image`. */

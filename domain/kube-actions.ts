@@ -57,7 +57,7 @@ export interface AdjustResourcesInput extends ActionInputBase {
 
 export interface RollbackDeploymentInput extends ActionInputBase {
   deployment: string;
-  /** Absent: the previous revision (`kubectl rollout undo`). */
+  /** Absent: the newest revision Foghorn saw healthy (domain/rollback-target.ts). */
   toRevision?: number;
 }
 
@@ -100,7 +100,8 @@ export type AdjustResourcesResult = KubeActionResult<
 export type RollbackDeploymentResult = KubeActionResult<
   'RollbackDeployment',
   { revision: number; images: string[] },
-  { revision: number; images: string[] }
+  /** `reason`: why this revision (domain/rollback-target.ts). */
+  { revision: number; images: string[]; reason?: string }
 >;
 export type DeletePodResult = KubeActionResult<
   'DeletePod',
@@ -131,28 +132,6 @@ export function mergeResources(current: ContainerResources, input: Pick<AdjustRe
     requests: { ...current.requests, ...input.requests },
     limits: { ...current.limits, ...input.limits },
   } satisfies ContainerResources;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Rollback: which ReplicaSet `kubectl rollout undo` would pick
-// ---------------------------------------------------------------------------------------------
-
-export interface RevisionCandidate {
-  name: string;
-  revision: number;
-}
-
-/**
- * The revision to roll back to: `toRevision` when given (it must exist), else the highest
- * revision below the current one. Null when there is none (a Deployment with one revision).
- */
-export function pickRollbackRevision<T extends RevisionCandidate>(
-  current: number,
-  candidates: T[],
-  toRevision?: number,
-): T | null {
-  if (toRevision !== undefined) return candidates.find((c) => c.revision === toRevision) ?? null;
-  return candidates.filter((c) => c.revision < current).sort((a, b) => b.revision - a.revision)[0] ?? null;
 }
 
 /** A revision annotation as a number; 0 when absent or malformed (the controller has not set it yet). */

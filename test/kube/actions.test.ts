@@ -8,6 +8,7 @@ import { RESTARTED_AT_ANNOTATION, REVISION_ANNOTATION } from '../../domain/kube-
 import { findKubeAction } from '../../store/kube-actions';
 import { KubeActionModel } from '../../store/models/kube-action';
 import { registerTestCluster, useRegisteredKube } from '../clusters/fixtures';
+import { markRevision } from '../fixtures/revisions';
 import { waitFor, type KubeCluster } from '../harness/kube';
 
 // Each Kubernetes action against a real API server (with its controllers and KWOK's fake
@@ -230,13 +231,13 @@ describe('AdjustResources', () => {
 });
 
 describe('RollbackDeployment', () => {
-  test("puts the previous revision's template back, as kubectl rollout undo", async () => {
+  test("puts the newest healthy revision's template back, never one seen failing", async () => {
     await createDeployment('release', 1);
     const lone = await failure(
       run('kubeRollbackDeployment', { key: 'RP-4/0', cluster, namespace: ns, deployment: 'release' }),
     );
     expect(lone).toMatchObject({ nonRetryable: true, type: 'KubeActionNotApplicable' });
-    expect(lone.message).toContain('no previous revision');
+    expect(lone.message).toContain('(it has no earlier revision): no rollback');
 
     await apps.patchNamespacedDeployment(
       {
@@ -251,11 +252,25 @@ describe('RollbackDeployment', () => {
       async () => (await deploymentOf('release')).metadata?.annotations?.[REVISION_ANNOTATION] === '2',
     );
 
-    const input = { key: 'RP-4/1', cluster, namespace: ns, deployment: 'release' };
+    // Revision 1 never seen healthy: no rollback to it.
+    const where = { cluster, namespace: ns, deployment: 'release' };
+    const unproven = await failure(run('kubeRollbackDeployment', { key: 'RP-4/2', ...where }));
+    expect(unproven).toMatchObject({ nonRetryable: true, type: 'KubeActionNotApplicable' });
+    expect(unproven.message).toContain('(revisions: 1 unknown): no rollback');
+    await markRevision(apps, where, 1, 'Healthy');
+    await markRevision(apps, where, 2, 'Failed');
+
+    const input = { key: 'RP-4/1', ...where };
     const first = await run('kubeRollbackDeployment', input);
     expect(first).toMatchObject({
       before: { revision: 2, images: ['example.com/release:2'] },
-      after: { revision: 1, images: ['example.com/release:1'] },
+      after: {
+        revision: 1,
+        images: ['example.com/release:1'],
+        reason: expect.stringMatching(
+          /^revision 1 \(app=example.com\/release:1\), the newest revision Foghorn saw healthy/,
+        ),
+      },
       repeated: false,
     });
     const d = await deploymentOf('release');

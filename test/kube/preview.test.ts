@@ -5,6 +5,7 @@ import { kubeconfigYaml } from '../../cli/embedded/kube';
 import { RESTARTED_AT_ANNOTATION, REVISION_ANNOTATION } from '../../domain/kube-actions';
 import { DIFF_TRUNCATED_LINE, MAX_PREVIEW_DIFF_BYTES, type KubePreviewInput } from '../../domain/kube-diff';
 import { registerTestCluster, useRegisteredKube } from '../clusters/fixtures';
+import { markRevision } from '../fixtures/revisions';
 import { deploymentManifest, waitFor, type KubeCluster } from '../harness/kube';
 
 // Approval previews against a real API server: the action's own write sent as a dry run, the
@@ -123,12 +124,12 @@ test('RollbackDeployment: the previous revision’s template back in place', asy
     async () => (await deploymentOf('rolled')).metadata?.annotations?.[REVISION_ANNOTATION] === '2',
   );
 
+  await markRevision(apps, { cluster, namespace: ns, deployment: 'rolled' }, 1, 'Healthy');
   const p = await preview({ action: 'RollbackDeployment', cluster, namespace: ns, deployment: 'rolled' });
-  expect(p).toMatchObject({
-    dryRun: true,
-    summary:
-      'roll back deployment default/rolled from revision 2 (example.com/rolled:2) to the template of revision 1 (example.com/rolled:1)',
-  });
+  expect(p).toMatchObject({ dryRun: true });
+  expect(p.summary).toMatch(
+    /^roll back deployment default\/rolled from revision 2 \(example.com\/rolled:2\) to the template of revision 1 \(app=example.com\/rolled:1\), the newest revision Foghorn saw healthy \(at .*\)$/,
+  );
   expect(diffLines(p.diff, '-')).toEqual(['- image: example.com/rolled:2']);
   expect(diffLines(p.diff, '+')).toEqual(['- image: example.com/rolled:1']);
   expect(p.diff).not.toContain('pod-template-hash');
@@ -201,5 +202,7 @@ test('a preview never fails: each problem comes back as a classified error, with
   expect(bad.error).toMatch(/^invalid input: replicas: /);
 
   const noRevision = await preview({ action: 'RollbackDeployment', ...web });
-  expect(noRevision.error).toBe('deployment default/web in cluster prod has no previous revision to roll back to');
+  expect(noRevision.error).toBe(
+    'cannot roll back deployment default/web in cluster prod: no earlier revision of deployment default/web was seen healthy (it has no earlier revision): no rollback',
+  );
 }, 60_000);

@@ -8,7 +8,6 @@ import {
   MAX_REPLICAS,
   mergeResources,
   parseRevision,
-  pickRollbackRevision,
   tailBytes,
 } from '../../domain/kube-actions';
 import {
@@ -102,21 +101,7 @@ describe('mergeResources', () => {
   });
 });
 
-describe('pickRollbackRevision', () => {
-  const sets = [
-    { name: 'api-1', revision: 1 },
-    { name: 'api-3', revision: 3 },
-    { name: 'api-4', revision: 4 },
-  ];
-  it('takes the highest revision below the current one, as kubectl rollout undo', () => {
-    expect(pickRollbackRevision(4, sets)?.name).toBe('api-3');
-    expect(pickRollbackRevision(3, sets)?.name).toBe('api-1');
-    expect(pickRollbackRevision(1, sets)).toBeNull();
-  });
-  it('takes toRevision when asked, if it exists', () => {
-    expect(pickRollbackRevision(4, sets, 1)?.name).toBe('api-1');
-    expect(pickRollbackRevision(4, sets, 2)).toBeNull();
-  });
+describe('parseRevision', () => {
   it('reads revision annotations', () => {
     expect(parseRevision({ 'deployment.kubernetes.io/revision': '12' })).toBe(12);
     expect(parseRevision({ 'deployment.kubernetes.io/revision': 'x' })).toBe(0);
