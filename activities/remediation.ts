@@ -3,7 +3,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
 import type { Config } from '../config/env';
 import { splitResource, type Severity, type TimelineEvent } from '../domain/incident';
-import { KUBE_ERROR_TYPES, MAX_REPLICAS, type KubeTarget } from '../domain/kube-actions';
+import { describeTarget, KUBE_ERROR_TYPES, MAX_REPLICAS, type KubeTarget } from '../domain/kube-actions';
+import type { IncidentEvidence } from '../domain/evidence';
+import { failureSignature, guidanceFrom, ruledOutBy } from '../domain/remediation-guidance';
+import { lastActionOn } from '../store/kube-actions';
 import { formatMemory, formatCpu, memoryBytes, cpuMillis } from '../domain/quantity';
 import {
   ADMIN_APPROVAL_RISK,
@@ -11,14 +14,19 @@ import {
   actionsFingerprint,
   CIRCUIT_BREAKER_WINDOW_MS,
   FINAL_PLAN_STATES,
+  INEFFECTIVE_WITHIN_MS,
   isKubeAction,
   PLAN_ABANDONED_RESULT,
   planRisk,
+  ROLLOUT_CHANGING_STEPS,
+  ROLLOUT_COOL_DOWN_MS,
+  strategyKey,
   strategyText,
   templateVars,
   type ApprovalNeed,
   type PlanState,
   type RemediationOptions,
+  type RunbookOption,
   type Strategy,
 } from '../domain/remediation';
 import { renderSteps, stepsFromSuggestions } from '../contracts/remediation';
@@ -31,7 +39,7 @@ import {
   type Verdict,
 } from '../domain/remediation-plan';
 import { matchRunbooks } from '../domain/runbook-match';
-import { parseDuration } from '../domain/duration';
+import { formatDuration, parseDuration } from '../domain/duration';
 import type { ActionOf, RunbookAction } from '../domain/runbook';
 import { categoryForSignal } from '../domain/vocabulary';
 import { appendAudit } from '../store/audit';
@@ -43,6 +51,7 @@ import {
   createPlanOnce,
   getPlan,
   planByKey,
+  plansThatHeld,
   recentRunbookFailures,
   recordStepOutcome,
   resolveStepOnce,
@@ -54,7 +63,7 @@ import {
 import { createRunbook, getRunbook, recordRunbookExecution, type RunbookRecord } from '../store/runbooks';
 import { redact } from '../domain/redact';
 import type { HttpStepResult, ScriptStepResult } from '../domain/remediation-steps';
-import { kubeCall } from './kube-actions';
+import { kubeCall, rollbackIntent } from './kube-actions';
 import { createRemediationStepActivities } from './remediation-steps';
 import { clusterKnown, kubeConfigFor } from './kube/client';
 
@@ -81,6 +90,41 @@ async function mustGetPlan(name: string): Promise<PlanRecord> {
   const plan = await getPlan(name);
   if (!plan) throw new Error(`remediation plan ${name} does not exist`);
   return plan;
+}
+
+/** The failure a plan fixes: `<cluster>/<namespace>/<resource>/<signalType>`. */
+const subjectOf = (incident: IncidentRecord) =>
+  `${incident.cluster}/${incident.namespace}/${incident.resource}/${incident.signalType}`;
+
+/**
+ * Why a plan that changes the workload's rollout needs a person: another rollout-changing action
+ * reached the same Deployment within the cool-down. Undefined when it may run on its own.
+ */
+async function rolloutCoolDown(incident: IncidentRecord, actions: RunbookAction[]): Promise<string | undefined> {
+  const { kind, name } = splitResource(incident.resource);
+  const changing = actions.filter((a) => (ROLLOUT_CHANGING_STEPS as readonly string[]).includes(a.type));
+  if (changing.length === 0) return undefined;
+  const deployments = new Set(
+    changing.map((a) => (a.params as { deployment?: string }).deployment ?? (kind === 'Deployment' ? name : '')),
+  );
+  for (const deployment of deployments) {
+    if (!deployment) continue;
+    const target = describeTarget({
+      kind: 'Deployment',
+      namespace: incident.namespace,
+      name: deployment,
+      cluster: incident.cluster,
+    });
+    const last = await lastActionOn(
+      incident.cluster,
+      target,
+      ROLLOUT_CHANGING_STEPS,
+      new Date(Date.now() - ROLLOUT_COOL_DOWN_MS),
+    );
+    if (last)
+      return `cool-down: ${last.action} (${last.key}) changed ${target} at ${new Date(last.doneAt).toISOString()}; another rollout change within ${formatDuration(ROLLOUT_COOL_DOWN_MS)} needs a person`;
+  }
+  return undefined;
 }
 
 const notApplicable = (message: string) => ApplicationFailure.nonRetryable(message, KUBE_ERROR_TYPES.notApplicable);
@@ -158,21 +202,30 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
   ): Promise<RemediationOptions> {
     const byName = new Map(candidates.map((r) => [r.name, r]));
     const steps = generatedSteps(insight);
+    const evidence = insight?.evidence as IncidentEvidence | undefined;
+    const guidance = guidanceFrom(evidence, incident);
+    const ineffective = await ineffectiveFixes(incident);
+    const runbooks = matchRunbooks(incident, candidates).map((m) => {
+      const r = byName.get(m.runbook)!;
+      const held = ineffective.get(`runbook:${r.name}`);
+      const skipped = ruledOutBy(guidance, r.steps) ?? held;
+      return {
+        name: r.name,
+        tier: m.tier,
+        maxAttempts: r.maxAttempts,
+        usesKubernetes: r.steps.some((s) => isKubeAction(s.type)),
+        ...(skipped && { skipped }),
+      };
+    });
+    await recordSkipped(incident, runbooks);
     return {
       maxAttempts: config.FOGHORN_MAX_ATTEMPTS,
       clusterRegistered: await clusterKnown(incident.cluster),
       deployment: splitResource(incident.resource).kind === 'Deployment',
-      runbooks: matchRunbooks(incident, candidates).map((m) => {
-        const r = byName.get(m.runbook)!;
-        return {
-          name: r.name,
-          tier: m.tier,
-          maxAttempts: r.maxAttempts,
-          usesKubernetes: r.steps.some((s) => isKubeAction(s.type)),
-        };
-      }),
+      runbooks,
       ...(insight &&
-        steps.length > 0 && {
+        steps.length > 0 &&
+        !ruledOutBy(guidance, steps) && {
           generated: {
             insight: insight.name,
             fingerprint: actionsFingerprint(steps),
@@ -180,7 +233,45 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
           },
         }),
       llm: llmConfigured,
+      ...(evidence && { guidance }),
+      ...(ineffective.size > 0 && { ineffective: [...ineffective.keys()] }),
     };
+  }
+
+  /**
+   * The fixes that held on this workload for this failure within the hour (the failure is back,
+   * so they did not really fix it): strategy key → why it is skipped.
+   */
+  async function ineffectiveFixes(incident: IncidentRecord): Promise<Map<string, string>> {
+    const held = await plansThatHeld(subjectOf(incident), new Date(Date.now() - INEFFECTIVE_WITHIN_MS));
+    const out = new Map<string, string>();
+    for (const p of held.filter((h) => h.issueRef !== incident.name && h.strategyKey))
+      if (!out.has(p.strategyKey!))
+        out.set(
+          p.strategyKey!,
+          `ineffective: plan ${p.name} (${p.strategy}) resolved ${p.issueRef} at ${new Date(p.completedAt!).toISOString()} and the same ${incident.signalType} on ${incident.resource} came back within the hour`,
+        );
+    return out;
+  }
+
+  /** Each runbook the incident matched but may not run, on its timeline with why (keyed: once). */
+  async function recordSkipped(incident: IncidentRecord, runbooks: RunbookOption[]): Promise<void> {
+    const skipped = runbooks.filter((r) => r.skipped);
+    if (skipped.length === 0) return;
+    const at = new Date();
+    await appendTimeline(
+      incident.name,
+      skipped.map((r) => ({
+        key: `${incident.name}/skipped/${r.name}`,
+        event: {
+          timestamp: at,
+          type: 'RunbookMatch' as const,
+          source: 'remediation-engine',
+          message: `Runbook ${r.name} skipped: ${r.skipped}`,
+          details: { runbook: r.name, matchScore: 0, skipped: r.skipped },
+        },
+      })),
+    );
   }
 
   /**
@@ -197,7 +288,8 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
     // Only a retry can find its plan made; a first attempt that races one (a reset workflow)
     // gets the plan that holds from createPlanOnce.
     const existing = Context.current().info.attempt > 1 ? await planByKey(key) : undefined;
-    const plan = existing ?? (await makePlan(incident, key, input, known));
+    const insight = 'insight' in known ? known.insight : await getInsightByIncident(incident.name);
+    const plan = existing ?? (await makePlan(incident, key, input, { ...known, insight }));
     await updateIncident(incident.name, {
       remediationAttempts: input.attempt,
       ...(input.remediating && { state: 'Remediating' as const }),
@@ -223,7 +315,7 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
         },
       },
     ]);
-    return prepared(plan, incident);
+    return prepared(plan, incident, insight);
   }
 
   async function makePlan(
@@ -249,6 +341,8 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
       }
     } else if (strategy.kind === 'generated') {
       steps = generatedSteps(insight);
+    } else if (strategy.kind === 'evidence') {
+      steps = strategy.actions;
     }
     const vars = templateVars({
       incident: incident.name,
@@ -271,10 +365,11 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
     const recentFailures = runbook
       ? await recentRunbookFailures(runbook.name, new Date(Date.now() - CIRCUIT_BREAKER_WINDOW_MS))
       : 0;
+    const coolDown = await rolloutCoolDown(incident, actions);
     const need: ApprovalNeed =
       strategy.kind === 'agentic'
         ? { required: false, requiredRole: 'operator', reasons: [] } // each proposed action is gated instead
-        : approvalNeed({ risk, threshold: settings.riskThreshold, runbook, recentFailures });
+        : approvalNeed({ risk, threshold: settings.riskThreshold, runbook, recentFailures, coolDown });
     const now = new Date();
     return createPlanOnce({
       name: await allocateName('RP', now),
@@ -285,6 +380,8 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
       attempt: input.attempt,
       strategy: strategyText(strategy),
       strategyKind: strategy.kind,
+      strategyKey: strategyKey(strategy),
+      subject: subjectOf(incident),
       runbook: runbook?.name ?? '',
       // Made in its first state: a plan that needs no approval is Executing from the start, as its
       // workflow's search attributes say, and the workflow does not write it again.
@@ -308,8 +405,9 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
     });
   }
 
-  function prepared(plan: PlanRecord, incident: IncidentRecord): PreparedPlan {
+  function prepared(plan: PlanRecord, incident: IncidentRecord, insight: InsightRecord | undefined): PreparedPlan {
     const { kind, name } = splitResource(incident.resource);
+    const signature = failureSignature(insight?.evidence as IncidentEvidence | undefined);
     return {
       name: plan.name,
       incident: incident.name,
@@ -335,6 +433,7 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
       verifyWindowMs: plan.verifyWindowMs,
       approvalTtlMs: settings.approvalTtlMs,
       riskThreshold: settings.riskThreshold,
+      ...(signature && { signature }),
     };
   }
 
@@ -664,16 +763,15 @@ async function resolveKubeAction(
       };
     }
     case 'RollbackDeployment': {
+      // The target is chosen now and pinned: the approval's preview shows it, and the step
+      // writes exactly it (re-checked then: never a revision seen failing meanwhile).
       const p = action.params as ActionOf<'RollbackDeployment'>['params'];
       const deployment = deploymentOf(p);
       const d = await readDeployment(deployment);
+      const target = { kind: 'Deployment', namespace: base.namespace, name: deployment, cluster: plan.cluster };
+      const intent = await rollbackIntent(apps, d, target, p.toRevision);
       return {
-        inputs: [
-          {
-            action: 'RollbackDeployment',
-            input: { key, ...base, deployment, ...(p.toRevision !== undefined && { toRevision: p.toRevision }) },
-          },
-        ],
+        inputs: [{ action: 'RollbackDeployment', input: { key, ...base, deployment, toRevision: intent.revision } }],
         revisionBefore: revisionOf(d),
       };
     }

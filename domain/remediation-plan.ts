@@ -12,6 +12,7 @@ import type {
 import { redact } from './redact';
 import { describeScriptStep, describeUrl } from './remediation-steps';
 import type { UserRole } from './roles';
+import type { FailureSignature } from './kube-health';
 import type { RunbookAction } from './runbook';
 
 /**
@@ -44,6 +45,8 @@ export interface PreparedPlan {
   verifyWindowMs: number;
   approvalTtlMs: number;
   riskThreshold: number;
+  /** The failure as the evidence saw it: verification checks it is gone. */
+  signature?: FailureSignature;
 }
 
 /**
@@ -136,7 +139,7 @@ export function describeKubeResult(r: KubeStepResult): string {
     case 'AdjustResources':
       return `${r.target} container ${String(a.container)}: limits ${JSON.stringify(b.limits)} → ${JSON.stringify(a.limits)}`;
     case 'RollbackDeployment':
-      return `${r.target}: revision ${b.revision} → template of revision ${a.revision}`;
+      return `${r.target}: revision ${b.revision} → template of revision ${a.revision}${a.reason ? `: ${String(a.reason)}` : ''}`;
     case 'RestartDeployment':
       return `${r.target}: rolling restart at ${String(a.restartedAt)}`;
     case 'DeletePod':

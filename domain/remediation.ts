@@ -1,6 +1,7 @@
 import { fingerprint } from './fingerprint';
 import type { UserRole } from './roles';
 import { canonicalJson, KUBE_ACTION_TYPES, type KubeActionType } from './kube-actions';
+import type { EvidencePlan, RemediationGuidance } from './remediation-guidance';
 import type { ActionType, RunbookAction } from './runbook';
 
 /**
@@ -27,14 +28,39 @@ const TIER_TEXT = { 1: 'category+severity+kind', 2: 'category+severity', 3: 'cat
 export type Strategy =
   | { kind: 'runbook'; runbook: string; tier: 1 | 2 | 3 }
   | { kind: 'generated'; insight: string; fingerprint: string }
-  | { kind: 'agentic' };
+  | { kind: 'agentic' }
+  | ({ kind: 'evidence' } & Pick<EvidencePlan, 'summary' | 'actions'> & { plan: EvidencePlan['kind'] });
 
 /** The plan's `strategy` text (spec: names the runbook and match tier, or agentic mode). */
 export function strategyText(s: Strategy): string {
   if (s.kind === 'runbook') return `runbook ${s.runbook} (tier ${s.tier}: ${TIER_TEXT[s.tier]})`;
   if (s.kind === 'generated') return `generated from insight ${s.insight}`;
+  if (s.kind === 'evidence') return `from the evidence: ${s.summary}`;
   return 'agentic';
 }
+
+/**
+ * What a strategy is, across incidents: `runbook:<name>`, `generated:<fingerprint>`, `agentic`,
+ * `evidence:<plan>`. A fix that held but whose failure came back within the hour is remembered
+ * as ineffective by this key.
+ */
+export function strategyKey(s: Strategy): string {
+  if (s.kind === 'runbook') return `runbook:${s.runbook}`;
+  if (s.kind === 'generated') return `generated:${s.fingerprint}`;
+  if (s.kind === 'evidence') return `evidence:${s.plan}`;
+  return 'agentic';
+}
+
+/** A fix counts as ineffective when the same failure returns to the same workload this soon after it held. */
+export const INEFFECTIVE_WITHIN_MS = 60 * 60 * 1000;
+/** At most one rollout-changing action per workload this often, unless a person approves another. */
+export const ROLLOUT_COOL_DOWN_MS = 10 * 60 * 1000;
+/** The steps that change a Deployment's template (a rollout). */
+export const ROLLOUT_CHANGING_STEPS: readonly KubeActionType[] = [
+  'RestartDeployment',
+  'RollbackDeployment',
+  'AdjustResources',
+];
 
 /** A matched runbook as strategy selection sees it. */
 export interface RunbookOption {
@@ -44,6 +70,8 @@ export interface RunbookOption {
   maxAttempts: number;
   /** True when a step acts on Kubernetes (it needs the incident's cluster registered). */
   usesKubernetes: boolean;
+  /** Why it may not run for this incident (a step the evidence rules out, a fix found ineffective). */
+  skipped?: string;
 }
 
 /** Everything strategy selection needs, gathered once per incident by an activity. */
@@ -59,6 +87,10 @@ export interface RemediationOptions {
   generated?: { insight: string; fingerprint: string; usesKubernetes: boolean };
   /** An LLM is configured (FOGHORN_LLM_BASE_URL). */
   llm: boolean;
+  /** What the evidence calls for (domain/remediation-guidance.ts); absent without evidence. */
+  guidance?: RemediationGuidance;
+  /** Strategy keys (strategyKey) whose fix held on this workload and the same failure came back within the hour. */
+  ineffective?: string[];
 }
 
 /**
@@ -71,7 +103,11 @@ export interface RemediationOptions {
 export function chooseStrategy(options: RemediationOptions, tried: readonly Strategy[]): Strategy | null {
   const reachable = (usesKubernetes: boolean) => !usesKubernetes || options.clusterRegistered;
   const runs = (name: string) => tried.filter((t) => t.kind === 'runbook' && t.runbook === name).length;
-  const runbooks = options.runbooks.filter((r) => reachable(r.usesKubernetes));
+  // The evidence first: its plan, or a person at once. A plan the evidence called for that did
+  // not hold hands over to a person too (its rollback is never undone into the failing template).
+  const guided = evidenceStrategy(options, tried);
+  if (guided !== undefined) return guided;
+  const runbooks = options.runbooks.filter((r) => reachable(r.usesKubernetes) && !r.skipped);
   const fresh = runbooks.find((r) => runs(r.name) === 0);
   if (fresh) return { kind: 'runbook', runbook: fresh.name, tier: fresh.tier };
   const g = options.generated;
@@ -84,6 +120,21 @@ export function chooseStrategy(options: RemediationOptions, tried: readonly Stra
 }
 
 /**
+ * The strategy the evidence decides (docs/remediation.md §2): null when it says a person must
+ * act (it escalates, or its plan was tried and did not hold), its plan when it has one not yet
+ * tried, or undefined when the runbooks decide.
+ */
+function evidenceStrategy(options: RemediationOptions, tried: readonly Strategy[]): Strategy | null | undefined {
+  const g = options.guidance;
+  if (!g) return undefined;
+  if (g.escalate) return null;
+  if (tried.some((t) => t.kind === 'evidence')) return null;
+  const plan = g.plan;
+  if (!plan || !options.clusterRegistered || options.ineffective?.includes(`evidence:${plan.kind}`)) return undefined;
+  return { kind: 'evidence', plan: plan.kind, summary: plan.summary, actions: plan.actions };
+}
+
+/**
  * Why automation gives up on the incident before its next attempt (the escalation's message,
  * ending "; escalated to on-call"), or undefined while `chooseStrategy` has one to run.
  */
@@ -92,6 +143,13 @@ export function giveUpReason(options: RemediationOptions, tried: readonly Strate
   if (attempt > options.maxAttempts)
     return `${options.maxAttempts} remediation attempt(s) failed; escalated to on-call`;
   if (chooseStrategy(options, tried)) return undefined;
+  if (options.guidance?.escalate) return `${options.guidance.escalate}; escalated to on-call`;
+  const guided = tried.find((t) => t.kind === 'evidence');
+  if (guided)
+    return `The plan the evidence called for (${guided.summary}) did not hold: a person takes over; escalated to on-call`;
+  const skipped = options.runbooks.filter((r) => r.skipped).map((r) => `runbook ${r.name}: ${r.skipped}`);
+  if (attempt === 1 && skipped.length > 0)
+    return `No automatic remediation strategy is available (${skipped.join('; ')}); escalated to on-call`;
   return attempt === 1
     ? 'No automatic remediation strategy is available; escalated to on-call'
     : `No remediation strategy left after ${attempt - 1} failed attempt(s); escalated to on-call`;
@@ -156,8 +214,11 @@ export function approvalNeed(input: {
   runbook?: { name: string; automated: boolean; approvalRequired: boolean };
   /** Failed plans of this runbook in the last hour (the circuit breaker). */
   recentFailures?: number;
+  /** Another rollout change reached the workload within the cool-down (ROLLOUT_COOL_DOWN_MS). */
+  coolDown?: string;
 }): ApprovalNeed {
   const reasons: string[] = [];
+  if (input.coolDown) reasons.push(input.coolDown);
   const r = input.runbook;
   if (r?.approvalRequired) reasons.push(`runbook ${r.name} requires approval`);
   if (r && !r.automated) reasons.push(`runbook ${r.name} is manual (not automated)`);

@@ -6,10 +6,14 @@ import type { RunbookInput } from './runbook';
  * each through runbookSpecSchema when it loads (BUILTIN_RUNBOOKS), so a bad entry fails at
  * start-up (and in the unit tests) instead of when an incident first matches it.
  *
- * Steps are listed in the order they run. Escalating runbooks (restart, then roll back) assume
- * the executor stops once the incident's signal clears, so later steps only matter when earlier
- * ones did not help.
+ * Steps are listed in the order they run; every step of a plan runs (nothing stops a plan early
+ * when its signal clears), so a runbook holds one fix and the next fix is another runbook. What
+ * the evidence rules out (domain/remediation-guidance.ts) is skipped: a restart after a rollout,
+ * a rollback with no rollout before the failure.
  */
+
+/** Built-ins Foghorn no longer ships: removed from a store where no admin edited them. */
+export const RETIRED_RUNBOOKS: readonly string[] = ['crashloop-restart-then-rollback'];
 
 export const RUNBOOK_LIBRARY: readonly RunbookInput[] = [
   {
@@ -17,7 +21,7 @@ export const RUNBOOK_LIBRARY: readonly RunbookInput[] = [
     category: 'oomkill',
     description:
       'Containers are being OOMKilled or running close to their memory limit. Raises the memory limit ' +
-      'by 50% and rolls the workload so new pods pick it up, then waits for them to settle. Treats the ' +
+      'by 50%, which rolls the workload onto pods with the new limit. Treats the ' +
       'symptom: if the service leaks memory, the follow-up is a profile and a fix, not another raise.',
     version: '1.0.0',
     automated: true,
@@ -33,32 +37,22 @@ export const RUNBOOK_LIBRARY: readonly RunbookInput[] = [
         params: { memoryLimitIncreasePercent: 50 },
         description: 'Raise the memory limit of every container by 50%',
       },
-      {
-        type: 'RestartDeployment',
-        params: {},
-        description: 'Roll pods so they start with the new limit',
-      },
-      {
-        type: 'Wait',
-        params: { duration: '2m' },
-        description: 'Let the new pods warm up before re-checking',
-      },
     ],
+    // The new limit rolls the pods by itself: a restart after it would be a second rollout.
     // Each attempt compounds the +50%; two raises (2.25x) is enough before a human should look.
     maxAttempts: 2,
   },
   {
-    name: 'crashloop-restart-then-rollback',
+    name: 'crashloop-restart',
     category: 'crashloop',
     description:
-      'Pods are crash-looping or the rollout is not becoming ready. First tries a rolling restart, which ' +
-      'clears transient causes (a dependency that was down at start-up, a stuck volume mount). If pods ' +
-      'still fail after three minutes, rolls the deployment back to its previous revision, since a bad ' +
-      'release is the most common cause of a crash loop that survives a restart.',
+      'Pods are crash-looping or not becoming ready with no rollout before it. A rolling restart clears ' +
+      'transient causes (a dependency that was down at start-up, a stuck volume mount). It runs the same ' +
+      'template, so it never helps after a bad deploy: when the evidence shows a rollout before the ' +
+      'failure, Foghorn skips it and rolls back instead.',
     version: '1.0.0',
     automated: true,
-    // Rolling back discards a release someone shipped on purpose: a human confirms first.
-    approvalRequired: true,
+    approvalRequired: false,
     severity: ['critical', 'high'],
     targets: {
       signalTypes: ['CrashLoopBackOff', 'PodNotReady', 'DeploymentFailing'],
@@ -70,15 +64,30 @@ export const RUNBOOK_LIBRARY: readonly RunbookInput[] = [
         params: {},
         description: 'Rolling restart of the deployment',
       },
-      {
-        type: 'Wait',
-        params: { duration: '3m' },
-        description: 'Give new pods time to pass readiness',
-      },
+    ],
+    maxAttempts: 1,
+  },
+  {
+    name: 'crashloop-rollback',
+    category: 'crashloop',
+    description:
+      'Pods are crash-looping after a release. Rolls the deployment back to the newest revision Foghorn ' +
+      'saw healthy (never to a revision it saw fail, never to the template running now); when no revision ' +
+      'was seen healthy there is no rollback and a person is paged.',
+    version: '1.0.0',
+    automated: true,
+    // Rolling back discards a release someone shipped on purpose: a human confirms first.
+    approvalRequired: true,
+    severity: ['critical', 'high'],
+    targets: {
+      signalTypes: ['CrashLoopBackOff', 'PodNotReady', 'DeploymentFailing'],
+      resourceKinds: ['Deployment'],
+    },
+    steps: [
       {
         type: 'RollbackDeployment',
         params: {},
-        description: 'Roll back to the previous revision',
+        description: 'Roll back to the newest revision seen healthy',
       },
     ],
     maxAttempts: 1,
@@ -89,7 +98,7 @@ export const RUNBOOK_LIBRARY: readonly RunbookInput[] = [
     description:
       'New pods cannot pull their image (ImagePullBackOff): usually a mistyped tag, an image that was ' +
       'never pushed, or expired registry credentials. Old pods keep serving while the rollout is stuck, ' +
-      'so rolling back to the previous revision restores a clean state; then fix the image reference or ' +
+      'so rolling back to the newest revision seen healthy restores a clean state; then fix the image reference or ' +
       'pull secret and redeploy.',
     version: '1.0.0',
     automated: true,
@@ -103,7 +112,7 @@ export const RUNBOOK_LIBRARY: readonly RunbookInput[] = [
       {
         type: 'RollbackDeployment',
         params: {},
-        description: 'Roll back to the last revision whose image pulled',
+        description: 'Roll back to the newest revision seen healthy',
       },
       {
         type: 'Wait',
@@ -152,7 +161,7 @@ export const RUNBOOK_LIBRARY: readonly RunbookInput[] = [
     name: 'latency-error-rate-rollback',
     category: 'latency',
     description:
-      'The error rate is elevated. Rolls the deployment back to its previous revision, since a recent ' +
+      'The error rate is elevated. Rolls the deployment back to the newest revision seen healthy, since a recent ' +
       'release is the usual cause of a sudden rise ' +
       'in 5xx responses. Requires approval because the error rate may come from a dependency, in which ' +
       'case a rollback does not help.',
@@ -165,7 +174,7 @@ export const RUNBOOK_LIBRARY: readonly RunbookInput[] = [
       {
         type: 'RollbackDeployment',
         params: {},
-        description: 'Roll back to the previous revision',
+        description: 'Roll back to the newest revision seen healthy',
       },
       {
         type: 'Wait',

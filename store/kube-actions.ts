@@ -84,3 +84,22 @@ export async function completeKubeAction<R>(key: string, result: R): Promise<voi
     { $set: { state: 'done', result: JSON.stringify(result), doneAt: new Date() } },
   );
 }
+
+/**
+ * The newest action of `actions` applied to `target` (`deployment shop/checkout`) in `cluster`
+ * since `since`: the rollout cool-down reads it.
+ */
+export async function lastActionOn(
+  cluster: string,
+  target: string,
+  actions: readonly KubeActionType[],
+  since: Date,
+): Promise<{ key: string; action: KubeActionType; doneAt: Date } | undefined> {
+  const doc = await KubeActionModel.findOne(
+    { cluster, target, action: { $in: actions }, state: 'done', doneAt: { $gte: since } },
+    { _id: 0, key: 1, action: 1, doneAt: 1 },
+  )
+    .sort({ doneAt: -1 })
+    .lean<{ key: string; action: KubeActionType; doneAt: Date }>();
+  return doc ?? undefined;
+}

@@ -23,7 +23,11 @@ export interface PlanRecord {
   cluster: string;
   attempt: number;
   strategy: string;
-  strategyKind: 'runbook' | 'generated' | 'agentic';
+  strategyKind: 'runbook' | 'generated' | 'agentic' | 'evidence';
+  /** domain/remediation.ts strategyKey; '' on plans made before it was kept. */
+  strategyKey?: string;
+  /** `<cluster>/<namespace>/<resource>/<signalType>`; '' on plans made before it was kept. */
+  subject?: string;
   runbook: string;
   state: PlanState;
   result: string;
@@ -154,6 +158,20 @@ export function recentRunbookFailures(runbook: string, since: Date): Promise<num
     state: { $in: ['Failed', 'RolledBack'] },
     completedAt: { $gte: since },
   });
+}
+
+/** Plans that fixed this failure (`subject`) since `since` and held: the ineffective-fix memory reads them. */
+export function plansThatHeld(
+  subject: string,
+  since: Date,
+): Promise<Pick<PlanRecord, 'name' | 'issueRef' | 'strategy' | 'strategyKey' | 'completedAt'>[]> {
+  return RemediationPlanModel.find(
+    { subject, state: 'Completed', completedAt: { $gte: since } },
+    { _id: 0, name: 1, issueRef: 1, strategy: 1, strategyKey: 1, completedAt: 1 },
+  )
+    .sort({ completedAt: -1 })
+    .limit(20)
+    .lean<Pick<PlanRecord, 'name' | 'issueRef' | 'strategy' | 'strategyKey' | 'completedAt'>[]>();
 }
 
 /** Plans in flight per cluster (Pending, Executing, Verifying): the cluster view's activeRemediations. */

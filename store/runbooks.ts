@@ -3,6 +3,7 @@ import type { RunbookSpec } from '../domain/runbook';
 import type { RunbookUpdate } from '../contracts/runbooks';
 import type { RunbookCategory, Severity } from '../domain/vocabulary';
 import { BUILTIN_RUNBOOKS } from '../contracts/runbooks';
+import { RETIRED_RUNBOOKS } from '../domain/runbook-library';
 import { isDuplicateKey } from './connection';
 import { RunbookModel } from './models';
 import { findPage, type Page } from './pagination';
@@ -57,6 +58,12 @@ export async function seedBuiltinRunbooks(now: Date = new Date()): Promise<SeedR
       }
     }),
   );
+  // A retired built-in no admin edited (its updatedAt is its createdAt) goes; an edited one stays theirs.
+  await RunbookModel.deleteMany({
+    name: { $in: RETIRED_RUNBOOKS },
+    builtin: true,
+    $expr: { $eq: ['$updatedAt', '$createdAt'] },
+  });
   return {
     inserted: outcomes.filter((o) => o.inserted).map((o) => o.name),
     existing: outcomes.filter((o) => !o.inserted).map((o) => o.name),

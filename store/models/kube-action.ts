@@ -26,6 +26,8 @@ const kubeActionSchema = new Schema(
   },
   { versionKey: false },
 );
+// The rollout cool-down: the newest action on one object.
+kubeActionSchema.index({ cluster: 1, target: 1, doneAt: -1 });
 
 export type KubeActionDoc = InferSchemaType<typeof kubeActionSchema>;
 export const KubeActionModel = model('KubeAction', kubeActionSchema, 'kube_actions');

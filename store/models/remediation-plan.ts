@@ -33,6 +33,10 @@ const planSchema = new Schema(
     attempt: { type: Number, required: true },
     strategy: { type: String, required: true },
     strategyKind: { type: String, required: true },
+    /** domain/remediation.ts strategyKey: what the strategy is, across incidents. */
+    strategyKey: { type: String, default: '' },
+    /** `<cluster>/<namespace>/<resource>/<signalType>`: the failure it fixes, for the ineffective-fix memory. */
+    subject: { type: String, default: '' },
     runbook: { type: String, default: '' },
     state: { type: String, required: true, enum: PLAN_STATES },
     result: { type: String, default: '' },
@@ -58,5 +62,6 @@ planSchema.index({ issueRef: 1, creationTimestamp: -1, name: -1 });
 planSchema.index({ namespace: 1, creationTimestamp: -1, name: -1 });
 planSchema.index({ state: 1, creationTimestamp: -1, name: -1 });
 planSchema.index({ runbook: 1, state: 1, completedAt: -1 });
+planSchema.index({ subject: 1, state: 1, completedAt: -1 });
 
 export const RemediationPlanModel = model('RemediationPlan', planSchema, 'remediation_plans');

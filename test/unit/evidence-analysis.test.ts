@@ -1,84 +1,13 @@
-import { revisionChange, configChange, nodeConditionChange, scaleChange } from '../../domain/change-record';
-import type { Change, RevisionHealth } from '../../domain/changes';
-import type { IncidentEvidence, PodEvidence } from '../../domain/evidence';
+import { configChange, nodeConditionChange, scaleChange } from '../../domain/change-record';
+import type { IncidentEvidence } from '../../domain/evidence';
 import {
   conclusive,
   errorLines,
-  evidenceItems,
   evidenceRecommendations,
   gitOpsContextOf,
   logAnalysisOf,
-  rankChanges,
-  suspectOf,
-  type FailureShape,
 } from '../../domain/evidence-analysis';
-
-const first = new Date('2026-12-07T10:00:00Z');
-const before = (s: number) => new Date(first.getTime() - s * 1000);
-const person = { manager: 'kubectl-client-side-apply', changeCause: 'deploy 2', source: '', foghorn: false };
-const foghorn = { manager: 'foghorn', changeCause: '', source: '', foghorn: true };
-const tpl = (image: string, memory = '512Mi') => ({
-  spec: { containers: [{ name: 'app', image, resources: { limits: { memory } } }] },
-});
-const rollout = (revision: number, image: string, at: Date, memory?: string, prev?: [string, string?]) =>
-  revisionChange({
-    cluster: 'c',
-    namespace: 'shop',
-    workload: 'Deployment/checkout',
-    revision,
-    ...(prev && { previousRevision: revision - 1, previousTemplate: tpl(prev[0], prev[1]) }),
-    template: tpl(image, memory),
-    at,
-    by: person,
-  });
-const health = (revision: number, image: string, state: RevisionHealth['state']): RevisionHealth => ({
-  cluster: 'c',
-  namespace: 'shop',
-  resource: 'Deployment/checkout',
-  revision,
-  replicaSet: `rs-${revision}`,
-  templateHash: `h${revision}`,
-  images: [`app=${image}`],
-  state,
-  firstSeenAt: before(3600),
-  ...(state === 'Failed' && { failure: { signal: 'CrashLoopBackOff', reason: 'Error', exitCode: 1, at: first } }),
-});
-const shape = (over: Partial<FailureShape> = {}): FailureShape => ({
-  signalType: 'CrashLoopBackOff',
-  reasons: ['CrashLoopBackOff', 'Error'],
-  failingImages: ['app=checkout:2'],
-  firstSignalAt: first,
-  ...over,
-});
-const crashing: PodEvidence = {
-  name: 'checkout-2-abc',
-  node: 'node-a',
-  phase: 'Running',
-  restarts: 3,
-  waitingReason: 'CrashLoopBackOff',
-  lastTermination: { reason: 'Error', exitCode: 1 },
-  previousLogs: ['starting', 'panic: nil map assignment', 'goroutine 1 [running]'],
-  currentLogs: [],
-};
-
-function evidence(changes: Change[], revisions: RevisionHealth[], pods: PodEvidence[], f = shape()): IncidentEvidence {
-  const ranked = rankChanges(changes, f, revisions);
-  const partial = {
-    collectedAt: first,
-    firstSignalAt: first,
-    windowMs: 2 * 3600_000,
-    ownerChain: ['Deployment/checkout'],
-    changes: ranked.map((r) => r.change),
-    revisions,
-    pods,
-    events: [],
-    nodes: [],
-    notes: [],
-  };
-  const items = evidenceItems(partial, ranked);
-  const suspect = suspectOf(ranked, items.find((i) => i.kind === 'change')?.id ?? '');
-  return { ...partial, items, ...(suspect && { suspect }) };
-}
+import { before, crashing, evidence, first, foghorn, health, person, rollout, shape } from '../fixtures/evidence';
 
 describe('the suspected change', () => {
   it('a bad deploy: the rollout the failing pods run, 6 s before the crash, with the last healthy revision to go back to', () => {

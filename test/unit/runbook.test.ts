@@ -79,9 +79,11 @@ describe('built-in runbook library', () => {
   it('includes the documented runbooks', () => {
     const byName = new Map(BUILTIN_RUNBOOKS.map((rb) => [rb.name, rb]));
     const oom = byName.get('oomkill-raise-memory-limit');
-    expect(oom?.steps.map((s) => s.type)).toEqual(['AdjustResources', 'RestartDeployment', 'Wait']);
+    expect(oom?.steps.map((s) => s.type)).toEqual(['AdjustResources']);
     expect(oom?.targets.signalTypes).toEqual(['OOMKilled', 'HighMemory']);
-    expect(byName.get('crashloop-restart-then-rollback')?.approvalRequired).toBe(true);
+    expect(byName.get('crashloop-restart')?.steps.map((s) => s.type)).toEqual(['RestartDeployment']);
+    expect(byName.get('crashloop-rollback')?.approvalRequired).toBe(true);
+    expect(byName.has('crashloop-restart-then-rollback')).toBe(false);
     expect(byName.get('imagepull-rollback')?.targets.signalTypes).toEqual(['ImagePullBackOff']);
   });
 

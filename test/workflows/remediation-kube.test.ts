@@ -4,20 +4,17 @@ import path from 'node:path';
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { WorkflowHandle } from '@temporalio/client';
 import { clusterWatchWorkflowId } from '../../domain/cluster';
-import { runbookSpecSchema } from '../../contracts/runbooks';
-import { createRunbook } from '../../store/runbooks';
 import { clusterWatchWorkflow } from '../../workflows/cluster-watch';
 import { REMEDIATION_STATE } from '../../workflows/search-attributes';
 import { deploymentManifest, useKube, waitFor, type KubeCluster } from '../harness/kube';
-import { approvalAwaitingDecision } from '../harness/approvals';
 import { useStack } from '../harness/stack';
 
 /**
- * The whole loop against a real kube-apiserver with KWOK's fake kubelets (issue 10 §5): the
- * cluster watcher opens the incident, a tier-1 automated runbook restarts the Deployment, the
- * new pods are healthy, verification passes and the incident is Resolved by `system`. When the
- * failure is in the pod template, the restart cannot help: verification fails, the restart is
- * rolled back, and the next strategy is tried.
+ * The whole loop against a real kube-apiserver with KWOK's fake kubelets: the cluster watcher
+ * opens the incident; a pod crashing with no change before it is restarted (the plan the
+ * evidence calls for), the new pods are healthy, verification passes and the incident is
+ * Resolved by `system`. A Deployment whose only revision crashes has no revision to go back to
+ * and a restart runs the same template: nothing runs, a person is paged at once.
  */
 
 jest.setTimeout(600_000);
@@ -43,22 +40,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'foghorn-remediate-'));
   writeFileSync(path.join(dir, 'kubeconfig'), kube.kubeconfig, { mode: 0o600 });
   process.env.KUBECONFIG = path.join(dir, 'kubeconfig');
-  s = await useStack({ env: { FOGHORN_VERIFY_WINDOW: '20s' } });
-  // A tier-1 automated runbook for crash loops: sorts before the built-in (which needs approval).
-  const created = await createRunbook(
-    runbookSpecSchema.parse({
-      name: 'crashloop-restart',
-      category: 'crashloop',
-      description: 'Rolling restart: clears a crash that a fresh pod does not repeat',
-      version: '1.0.0',
-      automated: true,
-      severity: ['critical', 'high', 'medium'],
-      targets: { signalTypes: ['CrashLoopBackOff'], resourceKinds: ['Deployment'] },
-      steps: [{ type: 'RestartDeployment', params: { deployment: '{{deployment}}', namespace: '{{namespace}}' } }],
-      maxAttempts: 1,
-    }),
-  );
-  expect(created.created).toBe(true);
+  s = await useStack({ env: { FOGHORN_VERIFY_WINDOW: '20s', FOGHORN_REVISION_STABLE_AFTER: '2s' } });
   watch = await s.client.workflow.start(clusterWatchWorkflow, {
     taskQueue: s.wf.taskQueue,
     workflowId: clusterWatchWorkflowId('local'),
@@ -108,6 +90,11 @@ it('a pod labelled to fail: restart, healthy new pods, verified, Resolved by sys
     const d = await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
     return d.status?.availableReplicas === 2;
   });
+  // Revision 1 proven healthy: the crash that follows comes with no change before it.
+  await waitFor('revision 1 healthy', async () => {
+    const changes = (await get('/changes?namespace=default&resource=Deployment/web')).body.items ?? [];
+    return changes.some((c: Json) => c.revision === 1 && c.revisionHealth?.state === 'Healthy');
+  });
   const [pod] = (await core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=web' })).items;
   await core.patchNamespacedPod(
     { name: pod.metadata!.name!, namespace: 'default', body: { metadata: { labels: { sim: 'crashloop' } } } },
@@ -121,9 +108,10 @@ it('a pod labelled to fail: restart, healthy new pods, verified, Resolved by sys
   const [plan] = await plans(name);
   expect(plan).toMatchObject({
     attempt: 1,
-    strategy: 'runbook crashloop-restart (tier 1: category+severity+kind)',
+    strategy:
+      'from the evidence: restart Deployment/web once: it crashes with no change before it; if the crash returns, a person takes over',
     state: 'Completed',
-    actions: [{ type: 'RestartDeployment', params: { deployment: 'web', namespace: 'default' }, outcome: 'ok' }],
+    actions: [{ type: 'RestartDeployment', params: {}, outcome: 'ok' }],
   });
   expect(plan.result).toMatch(/^verified: /);
 
@@ -148,14 +136,13 @@ it('a pod labelled to fail: restart, healthy new pods, verified, Resolved by sys
   expect(audit.body.items[0]).toMatchObject({
     user: 'system',
     resourceType: 'Remediation',
-    details: { incident: name, runbook: 'crashloop-restart', step: 1, action: 'RestartDeployment', outcome: 'ok' },
+    details: { incident: name, runbook: '', step: 1, action: 'RestartDeployment', outcome: 'ok' },
   });
   const pm = await s.eventually(
     () => get(`/postmortems?incident=${name}`),
     (r) => r.body.items?.length === 1,
   );
   const report = (await get(`/postmortems/${pm.body.items[0].name}`)).body.report;
-  expect(report.remediationApplied.runbook).toBe('crashloop-restart');
   expect(report.remediationApplied.steps[0]).toMatch(/^RestartDeployment /);
   expect(report.remediationApplied.result).toMatch(new RegExp(`^${plan.name} Completed`));
   // The plan ran in the incident's workflow, which says its state.
@@ -163,44 +150,24 @@ it('a pod labelled to fail: restart, healthy new pods, verified, Resolved by sys
   expect(described.typedSearchAttributes.get(REMEDIATION_STATE)).toBe('Completed');
 });
 
-it('the failure is in the pod template: the restart does not help, it is rolled back, and the next strategy runs', async () => {
+it('the only revision crashes: no restart, no rollback, a person paged at once with the reason', async () => {
   await apps.createNamespacedDeployment({ namespace: 'default', body: deploymentManifest('broken', 2, 'crashloop') });
   const name = await incidentOf('Deployment/broken');
-  // Attempt 2 is the built-in restart-then-rollback runbook, which needs an approval.
-  await until(name, (d) => d.status.activePlan?.attempt === 2, 0);
-  const [first, second] = await plans(name);
-  expect(first.strategy).toBe('runbook crashloop-restart (tier 1: category+severity+kind)');
-  expect(first.state).toBe('RolledBack');
-  expect(first.result).toMatch(/^verification failed: .*rolled back 1 step\(s\)/);
-  expect(first.actions[0]).toMatchObject({ type: 'RestartDeployment', outcome: 'undone' });
-  expect(second.strategy).toBe('runbook crashloop-restart-then-rollback (tier 1: category+severity+kind)');
-  const approvals = await s.eventually(
-    () => get(`/approvals?incident=${name}&status=pending`),
-    (r) => r.body.items?.length === 1,
-    60_000,
+  const escalated = await until(name, (d) => d.status.state === 'Escalated', 0);
+  expect(escalated.status.remediationAttempts ?? 0).toBe(0);
+  expect(await plans(name)).toEqual([]);
+  const events = await timeline(name);
+  expect(events.find((e) => e.type === 'Escalation').message).toMatch(
+    /^the failure began .* revision 1 rolled out, but Foghorn saw no earlier revision of Deployment\/broken healthy: no rollback \(evidence E\d+\); escalated to on-call$/,
   );
-  const approval = approvals.body.items[0];
-  expect(approval).toMatchObject({ status: 'pending', runbook: 'crashloop-restart-then-rollback' });
-  // The approval shows what would change, from a server-side dry run.
-  const detail = (await get(`/approvals/${approval.name}`)).body;
-  expect(detail.previews.find((p: Json) => p.action === 'RestartDeployment')).toMatchObject({ dryRun: true });
-  expect(detail.previews.find((p: Json) => p.action === 'RestartDeployment').diff).toContain('restartedAt');
-
-  await approvalAwaitingDecision(s.client, approval.name);
-  // A person resolves it: the pending approval ends, the plan is cancelled, nothing more runs.
-  const res = await s.call('POST', `/incidents/${name}/resolve`, { token: s.tokens.operator, body: {} });
-  expect(res.status).toBe(200);
-  const ended = await s.eventually(
-    () => get(`/approvals/${approval.name}`),
-    (r) => r.body.status === 'expired',
-    60_000,
+  // Both crash-loop runbooks were matched and skipped, each saying why.
+  const skipped = events.filter((e) => e.type === 'RunbookMatch' && e.details.skipped).map((e) => e.message);
+  expect(skipped).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(/^Runbook crashloop-restart skipped: RestartDeployment is ruled out: /),
+    ]),
   );
-  expect(ended.body.expiryReason).toBe('incident resolved');
-  const after = await s.eventually(
-    () => plans(name),
-    (p) => p[1]?.state === 'Failed',
-    60_000,
-  );
-  expect(after[1].result).toMatch(/^approval .* expired: incident resolved|^cancelled/);
-  expect(after[1].actions.every((a: Json) => a.outcome === undefined)).toBe(true);
+  const d = await apps.readNamespacedDeployment({ name: 'broken', namespace: 'default' });
+  expect(d.metadata!.annotations!['deployment.kubernetes.io/revision']).toBe('1');
+  expect(d.spec!.template.metadata!.annotations?.['kubectl.kubernetes.io/restartedAt']).toBeUndefined();
 });

@@ -1,13 +1,18 @@
-import { CancellationScope, condition } from '@temporalio/workflow';
+import { CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
 import { formatDuration } from '../../domain/duration';
+import type { TargetHealth } from '../../domain/kube-health';
 import type { Verdict } from '../../domain/remediation-plan';
+import { VERIFY_BY_HEALTH } from '../patches';
 import { health } from './proxies';
 import type { PlanExecution } from './state';
 
 /**
- * Passes when the target is healthy again and no new firing signal joined the incident during
- * the runbook's window. The health wait runs in real time (an activity); the rest of the window
- * is a durable timer. A target in no registered cluster, or one the plan did not change, is
+ * Passes when the target is healthy again and stays so for the runbook's window. A Deployment
+ * the plan changed is judged by `kubectl rollout status` rules on the pods of its current
+ * template and by the failure's signature being gone (domain/kube-health.ts): signals that join
+ * meanwhile come from pods being replaced and do not decide. The health wait runs in real time
+ * (an activity); the rest of the window is a durable timer, then the health is checked once
+ * more (a relapse fails). A target in no registered cluster, or one the plan did not change, is
  * judged by the signals alone.
  */
 export async function verifyFix(execution: PlanExecution): Promise<Verdict> {
@@ -16,7 +21,6 @@ export async function verifyFix(execution: PlanExecution): Promise<Verdict> {
   const window = formatDuration(windowMs);
   const before = inbox.joined;
   const newSignal = () => inbox.joined > before;
-  const started = Date.now();
   const signalText = `no new firing signal joined ${plan.incident} during the ${window} window`;
   if (!(plan.resource.kind === 'Deployment' && executed.length > 0)) {
     const failed = await condition(newSignal, windowMs);
@@ -29,6 +33,50 @@ export async function verifyFix(execution: PlanExecution): Promise<Verdict> {
         : `no new firing signal within ${window} (the resource is in no registered cluster or was not changed: only signals were checked)`,
     };
   }
+  if (patched(VERIFY_BY_HEALTH)) return verifyByHealth(execution);
+  return verifyByHealthAndSignals(execution);
+}
+
+/** The Deployment's health decides: healthy within the window, still healthy at its end. */
+async function verifyByHealth(execution: PlanExecution): Promise<Verdict> {
+  const { plan } = execution;
+  const windowMs = plan.verifyWindowMs;
+  const window = formatDuration(windowMs);
+  const target = {
+    cluster: plan.cluster,
+    namespace: plan.namespace,
+    deployment: plan.resource.name,
+    since: execution.fixedAt,
+    ...(plan.signature && { signature: plan.signature }),
+  };
+  const started = Date.now();
+  const first = await health.awaitTargetHealthy({ ...target, timeoutMs: windowMs });
+  if (!first.healthy) return verdict(first, `not healthy within the ${window} window: ${first.summary}`);
+  const rest = windowMs - (Date.now() - started);
+  if (rest > 0) await sleep(rest);
+  const last = await health.awaitTargetHealthy({ ...target, timeoutMs: 0 });
+  return verdict(
+    last,
+    last.healthy ? `${last.summary}; stayed healthy for the ${window} window` : `relapsed: ${last.summary}`,
+  );
+}
+
+const verdict = (h: TargetHealth, summary: string): Verdict => ({
+  passed: h.healthy,
+  checked: h.checked,
+  seen: h.seen,
+  summary,
+});
+
+/** Runs started before VERIFY_BY_HEALTH: a new firing signal failed the verification at once. */
+async function verifyByHealthAndSignals(execution: PlanExecution): Promise<Verdict> {
+  const { plan, inbox } = execution;
+  const windowMs = plan.verifyWindowMs;
+  const window = formatDuration(windowMs);
+  const before = inbox.joined;
+  const newSignal = () => inbox.joined > before;
+  const started = Date.now();
+  const signalText = `no new firing signal joined ${plan.incident} during the ${window} window`;
   const target = {
     cluster: plan.cluster,
     namespace: plan.namespace,
