@@ -1,4 +1,9 @@
-import { describeIssues, escalationFileSchema, escalationPolicySchema } from '../../contracts/escalation';
+import {
+  describeIssues,
+  escalationFileSchema,
+  escalationPolicySchema,
+  type EscalationPolicyInput,
+} from '../../contracts/escalation';
 import {
   budgetRanOutReason,
   DEFAULT_REMEDIATION_BUDGET,
@@ -12,8 +17,7 @@ import { KUBE_ACTION_ACTIVITY_OPTIONS } from '../../domain/kube-actions';
 /** The remediation budget's pure parts (docs/escalation.md, "The remediation budget"). */
 
 const MINUTE = 60_000;
-const policy = (p: Partial<EscalationPolicy> & { name: string }): EscalationPolicy =>
-  escalationPolicySchema.parse(p) as EscalationPolicy;
+const policy = (p: EscalationPolicyInput): EscalationPolicy => escalationPolicySchema.parse(p);
 const slack = { channel: 'slack' as const, url: 'https://hooks.slack.com/services/T0/B0/X' };
 
 describe('the budget of an incident', () => {
