@@ -73,7 +73,7 @@ export function createApprovalActivities() {
       ]);
     },
 
-    /** The chat home-channel text: what will change, and the commands that decide it. */
+    /** The announcement's text, to level 1 of the incident's policy: what will change, and the commands that decide it. */
     async approvalNotice(input: { name: string }): Promise<string> {
       const a = await mustGet(input.name);
       const previews = a.previews

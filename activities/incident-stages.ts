@@ -1,6 +1,6 @@
 import type { IncidentEvidence } from '../domain/evidence';
 import { Context } from '@temporalio/activity';
-import { escalationMove, ladderOf, type Ladder } from '../domain/escalation-policy';
+import { escalationMove, ladderOf, remediationBudgetMs, type Ladder } from '../domain/escalation-policy';
 import type { IncidentRecord } from '../domain/incident-record';
 import { INBOX_BATCH, TRIAGE_DRAIN_EVERY_MS } from '../domain/incident-requests';
 import { chooseStrategy, giveUpReason, type RemediationOptions } from '../domain/remediation';
@@ -112,7 +112,8 @@ export function createIncidentStageActivities(
       { attempt: 1, strategy, remediating: true },
       { insight: analysed.insight, runbooks },
     );
-    return { ...options, firstPlan };
+    const budgetMs = remediationBudgetMs(await escalation.policyFor(incident), incident.severity);
+    return { ...options, firstPlan, remediationBudgetMs: budgetMs };
   }
 
   /**
@@ -211,8 +212,15 @@ interface TriageInput {
   escalate?: boolean;
 }
 
-/** What a triage found: the remediation options, with the first plan or the escalation when asked for. */
-export type Triage = RemediationOptions & { firstPlan?: PreparedPlan; escalated?: Escalated };
+/**
+ * What a triage found: the remediation options, with the first plan or the escalation when asked
+ * for; with the first plan, the incident policy's remediation budget for its severity.
+ */
+export type Triage = RemediationOptions & {
+  firstPlan?: PreparedPlan;
+  escalated?: Escalated;
+  remediationBudgetMs?: number;
+};
 
 /** The triage's escalation: the ladder to start (none under the policy `none`), and L1's endpoints when read. */
 export interface Escalated {

@@ -1,7 +1,9 @@
 /**
- * One approval (DESIGN §8), workflow id = its name `APR-…`: announced on the timeline and in the
- * chat home channel, then waits for a decision (the `decide` update, whose validator answers
- * 403/409 synchronously) or its expiry on a durable timer. Cancelled — the incident was resolved
+ * One approval (DESIGN §8), workflow id = its name `APR-…`: announced on the timeline and, at
+ * once, to level 1 of the incident's escalation policy (schedules resolved to who is on call; by
+ * default the chat home channel; the timeline says so when that reaches nobody), then waits for
+ * a decision (the `decide` update, whose validator answers 403/409 synchronously) or its expiry
+ * on a durable timer. Cancelled — the incident was resolved
  * by a person — it ends `expired` with the reason `incident resolved`.
  */
 import {

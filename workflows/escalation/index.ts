@@ -19,6 +19,7 @@ import {
 import { holdWhileQuiet, runClock } from './holds';
 import { mirror, notifyRung } from './rungs';
 import {
+  ladderReasonSignal,
   muted,
   publish,
   startLadderRun,
@@ -29,6 +30,7 @@ import {
 } from './state';
 
 export type { EscalationWorkflowInput } from './state';
+export { ladderReasonSignal } from './state';
 
 export async function escalationWorkflow(input: EscalationWorkflowInput): Promise<void> {
   const run = startLadderRun(input);
@@ -49,6 +51,7 @@ function installHandlers(run: LadderRun): void {
   setHandler(ladderAcknowledgedSignal, () => void (run.acknowledged = true));
   setHandler(ladderSnoozedSignal, ({ until }) => void (run.snoozeUntil = Date.parse(until)));
   setHandler(ladderResolvedSignal, () => void (run.resolved = true));
+  setHandler(ladderReasonSignal, ({ reason }) => void (run.reason = reason));
 }
 
 /**
@@ -100,6 +103,7 @@ async function continueNow(run: LadderRun): Promise<never> {
   const { input, acknowledged, snoozeUntil, level, attempt, remainingMs, notified, acknowledgeSent, heldFor } = run;
   return continueAsNew<typeof escalationWorkflow>({
     ...input,
+    reason: run.reason,
     acknowledged,
     ...(snoozeUntil > 0 && { snoozeUntil: new Date(snoozeUntil).toISOString() }),
     carried: { level, attempt, remainingMs, notified, acknowledgeSent, ...(heldFor && { heldFor }) },

@@ -25,7 +25,7 @@ export async function notifyRung(run: LadderRun, first = false, read?: Endpoint[
       level: level + 1,
       attempt,
       scope: `L${level + 1}.${attempt}`,
-      message: input.reason,
+      message: run.reason,
     });
     if (endpoint.stateful && !run.notified.some((n) => laneOf(n) === laneOf(endpoint))) run.notified.push(endpoint);
   }

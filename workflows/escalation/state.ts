@@ -1,4 +1,4 @@
-import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { defineSignal, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Endpoint } from '../../activities/notifications';
 import type { Ladder } from '../../domain/escalation-policy';
 import { notificationQueue } from '../notify';
@@ -9,7 +9,7 @@ export interface EscalationWorkflowInput {
   namespace: string;
   /** The policy's timings only: targets are read by the activities, never carried. */
   ladder: Ladder;
-  /** Why automation gave up: the notifications say it. */
+  /** Why automation gave up (or why the ladder started while it runs): the notifications say it. */
   reason: string;
   acknowledged: boolean;
   snoozeUntil?: string;
@@ -46,7 +46,15 @@ export interface LadderRun extends LadderPosition {
   resolved: boolean;
   /** The published ESCALATION_STATE: `starting`, `L<n>`, `snoozed`, `held`, `acknowledged`, `exhausted`, `resolved`. */
   state: string;
+  /** What the next notifications say: the input's reason, until the incident tells another. */
+  reason: string;
 }
+
+/**
+ * A ladder started by the remediation budget while automation ran hears why it now pages on:
+ * automation gave up (the incident is Escalated). Its next levels say so; L1 is not paged again.
+ */
+export const ladderReasonSignal = defineSignal<[{ reason: string }]>('reason');
 
 export function startLadderRun(input: EscalationWorkflowInput): LadderRun {
   const { carried } = input;
@@ -63,6 +71,7 @@ export function startLadderRun(input: EscalationWorkflowInput): LadderRun {
     acknowledgeSent: carried?.acknowledgeSent ?? false,
     heldFor: carried?.heldFor,
     state: 'starting',
+    reason: input.reason,
   };
 }
 

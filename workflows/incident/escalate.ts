@@ -2,7 +2,7 @@ import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { Escalated } from '../../activities/incident-stages';
 import type { Endpoint } from '../../activities/notifications';
 import { escalationMove, escalationReason, type Ladder } from '../../domain/escalation-policy';
-import { escalationWorkflow } from '../escalation';
+import { escalationWorkflow, ladderReasonSignal } from '../escalation';
 import { ladderAcknowledgedSignal, ladderSnoozedSignal } from '../escalation-messages';
 import { ESCALATION_STATE, INCIDENT, NAMESPACE } from '../search-attributes';
 import { incidentStore } from './proxies';
@@ -12,7 +12,9 @@ import { isResolved, ladderId, moveTo, publish, type IncidentRun } from './state
 /**
  * Escalated (DESIGN §8): the incident's escalation policy pages people through its ladder, a
  * child workflow; the policy `none` ends the incident `Failed` instead. `message`: why automation
- * gave up, ending "; escalated to on-call".
+ * gave up, ending "; escalated to on-call". A ladder the remediation budget started already
+ * (budget.ts) is not started again — nobody is paged twice for a level —, only told why its next
+ * levels are paged now.
  */
 export async function escalate(run: IncidentRun, message: string): Promise<void> {
   if (isResolved(run)) return;
@@ -20,7 +22,9 @@ export async function escalate(run: IncidentRun, message: string): Promise<void>
   const choice = await incidentStore.chooseEscalation({ incident: run.name });
   const move = escalationMove(message, choice.none, why);
   await moveTo(run, move.state, move.event);
-  if (!choice.none) await startLadder(run, choice.ladder, why);
+  if (choice.none) return;
+  if (run.ladderStarted) await tellLadder(run, ladderReasonSignal, { reason: why });
+  else await startLadder(run, choice.ladder, why);
 }
 
 /** The triage escalated (or, under the policy `none`, failed) the incident: the run follows. */
@@ -32,7 +36,7 @@ export async function escalatedByTriage(run: IncidentRun, escalated: Escalated):
 }
 
 /** Starts the ladder; `level1`: L1's endpoints, when the triage read them. */
-async function startLadder(run: IncidentRun, ladder: Ladder, why: string, level1?: Endpoint[]): Promise<void> {
+export async function startLadder(run: IncidentRun, ladder: Ladder, why: string, level1?: Endpoint[]): Promise<void> {
   if (isResolved(run)) return;
   const { live, input } = run;
   const told = { acknowledged: live.acknowledged, snoozeUntil: live.snoozeUntil };

@@ -11,6 +11,7 @@ import {
 } from '../../domain/remediation';
 import { startsExecuting, type PreparedPlan } from '../../domain/remediation-plan';
 import { runRemediation, type PlanInbox, type RemediationOutcome } from '../remediation';
+import { endBudget, startBudget } from './budget';
 import { incidentStore } from './proxies';
 import { isResolved, publish, publishPlanState, resolveAs, type IncidentRun } from './state';
 
@@ -22,6 +23,14 @@ import { isResolved, publish, publishPlanState, resolveAs, type IncidentRun } fr
  * its step in flight.
  */
 export async function remediate(run: IncidentRun, triaged: Triage): Promise<string | undefined> {
+  try {
+    return await attempts(run, triaged);
+  } finally {
+    await endBudget(run);
+  }
+}
+
+async function attempts(run: IncidentRun, triaged: Triage): Promise<string | undefined> {
   const { firstPlan, ...options } = triaged;
   if (isResolved(run)) {
     if (firstPlan) await abandon(firstPlan);
@@ -33,6 +42,7 @@ export async function remediate(run: IncidentRun, triaged: Triage): Promise<stri
     if (giveUp) return giveUp;
     const strategy = chooseStrategy(options, tried)!;
     tried.push(strategy);
+    if (run.budget) run.budget.attempt = attempt;
     // The move to Remediating is written with the plan.
     const remediating = run.live.state !== 'Remediating';
     const plan =
@@ -41,7 +51,10 @@ export async function remediate(run: IncidentRun, triaged: Triage): Promise<stri
         : await CancellationScope.nonCancellable(() =>
             incidentStore.preparePlan({ name: run.name, attempt, strategy, ...(remediating && { remediating }) }),
           );
-    if (remediating && !isResolved(run)) run.live.state = 'Remediating'; // published with the plan's first state
+    if (remediating && !isResolved(run)) {
+      run.live.state = 'Remediating'; // published with the plan's first state
+      startBudget(run, triaged);
+    }
     if (isResolved(run)) {
       await abandon(plan);
       return undefined;
@@ -80,11 +93,13 @@ async function abandon(plan: PreparedPlan): Promise<void> {
  * that follows it, any other end at once.
  */
 async function runPlan(run: IncidentRun, plan: PreparedPlan): Promise<RemediationOutcome> {
-  const inbox: PlanInbox = { joined: 0, sourceCleared: false };
-  run.plan = { name: plan.name, inbox };
+  const inbox: PlanInbox = { joined: 0, sourceCleared: false, ...(run.budget && { budgetEndsAt: run.budget.endsAt }) };
   const first = startsExecuting(plan) ? 'Executing' : 'Pending';
+  const running = { name: plan.name, inbox, waiting: first === 'Pending' };
+  run.plan = running;
   publish(run, first);
   const publishState = (state: PlanState) => {
+    running.waiting = state === 'Pending';
     if (FINAL_PLAN_STATES.includes(state)) run.planEnd = state;
     else publishPlanState(state);
   };

@@ -26,6 +26,22 @@ export interface IncidentWorkflowInput {
 export interface RunningPlan {
   name: string;
   inbox: PlanInbox;
+  /** It waits for its approval (Pending). */
+  waiting?: boolean;
+}
+
+/** The remediation budget of this run (budget.ts): from the move to Remediating until automation ends. */
+export interface RemediationBudget {
+  ms: number;
+  /** RFC 3339: what each plan is told (PlanInbox.budgetEndsAt). */
+  endsAt: string;
+  /** The attempt being made, of how many. */
+  attempt: number;
+  maxAttempts: number;
+  /** Automation ended (verified, gave up, or the incident was resolved): the budget no longer counts. */
+  over: boolean;
+  /** Its timer, and what it does when the budget runs out: awaited before anything that follows remediation. */
+  watching: Promise<void>;
 }
 
 /** One run of an incident's workflow: everything its handlers and phases share. */
@@ -45,6 +61,8 @@ export interface IncidentRun {
   /** The escalation ladder was started: acknowledge, snooze and resolve are told to it. */
   ladderStarted: boolean;
   plan?: RunningPlan;
+  /** Absent until the incident moves to Remediating, and for runs recorded before the budget. */
+  budget?: RemediationBudget;
   /** A plan's end state, published with the resolve that follows it (one upsert for both). */
   planEnd?: PlanState;
   /** The alert source's resolution while a plan ran: applied if the plan ends without running anything. */

@@ -9,7 +9,11 @@ import type { RemediationActivities } from '../../activities/remediation';
 import type { RemediationVerifyActivities } from '../../activities/remediation-verify';
 import { AGENTIC_ACTIVITY_OPTIONS } from '../../domain/agentic';
 import { KUBE_ACTION_ACTIVITY_OPTIONS, KUBE_READ_ACTIVITY_OPTIONS } from '../../domain/kube-actions';
-import { HTTP_STEP_ACTIVITY_OPTIONS, SCRIPT_STEP_ACTIVITY_OPTIONS } from '../../domain/remediation-steps';
+import {
+  boundedByBudget,
+  HTTP_STEP_ACTIVITY_OPTIONS,
+  SCRIPT_STEP_ACTIVITY_OPTIONS,
+} from '../../domain/remediation-steps';
 import { PATIENT_RETRY, STORE_CALL_OPTIONS } from '../store-options';
 
 type KubeActionActivities = ReturnType<typeof createKubeActionActivities>;
@@ -30,6 +34,19 @@ export const kubeReads = proxyActivities<KubeReadActivities & KubePreviewActivit
  * an operator's acknowledge with it).
  */
 export const httpSteps = proxyActivities<RemediationActivities>(HTTP_STEP_ACTIVITY_OPTIONS);
+/**
+ * The HTTP and Kubernetes steps of a plan whose incident has a remediation budget: their retries
+ * end with the budget (boundedByBudget), from when the step starts. Made per step (a proxy is a
+ * table of functions, nothing more); the shared proxies above without a budget.
+ */
+export function stepsWithinBudget(budgetEndsAt: string | undefined) {
+  if (!budgetEndsAt) return { http: httpSteps, kube };
+  const now = Date.now();
+  return {
+    http: proxyActivities<RemediationActivities>(boundedByBudget(HTTP_STEP_ACTIVITY_OPTIONS, budgetEndsAt, now)),
+    kube: proxyActivities<KubeActionActivities>(boundedByBudget(KUBE_ACTION_ACTIVITY_OPTIONS, budgetEndsAt, now)),
+  };
+}
 /** Script steps, too, read their text from the plan record. */
 export const scriptSteps = proxyActivities<RemediationActivities>(SCRIPT_STEP_ACTIVITY_OPTIONS);
 /** Notify steps through the incident policy's channels: each endpoint's delivery is keyed, so a retry sends nothing twice. */

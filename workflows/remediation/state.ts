@@ -8,6 +8,12 @@ import type { PlanRecords } from './records';
 export interface PlanInbox {
   joined: number;
   sourceCleared: boolean;
+  /**
+   * When the incident's remediation budget ends (RFC 3339): a step's retries never outlast it
+   * (steps.ts). Absent for runs from before the budget. Here, not on PlanRun, because the
+   * execution holds this very object.
+   */
+  budgetEndsAt?: string;
 }
 
 /** How the incident runs a plan: what it tells the plan, and how the plan's state is published. */

@@ -4,7 +4,7 @@ import { isKubeAction, type PlanState } from '../../domain/remediation';
 import { describeKubeResult, undoInput, type KubeStepInput, type KubeStepResult } from '../../domain/remediation-plan';
 import type { RunbookAction } from '../../domain/runbook';
 import { failureText } from '../failure-text';
-import { httpSteps, kube, notifySteps, scriptSteps, stepResolver } from './proxies';
+import { kube, notifySteps, scriptSteps, stepResolver, stepsWithinBudget } from './proxies';
 import type { ExecutedStep, PlanExecution } from './state';
 
 /**
@@ -67,7 +67,7 @@ async function execute(execution: PlanExecution, index: number, action: RunbookA
       return notifySteps.notifyStep({ plan: plan.name, index });
     case 'HttpRequest': {
       const p = action.params;
-      const r = await httpSteps.runHttpPlanStep({ plan: plan.name, index });
+      const r = await stepsWithinBudget(execution.inbox.budgetEndsAt).http.runHttpPlanStep({ plan: plan.name, index });
       if (!r.ok)
         throw ApplicationFailure.nonRetryable(
           `${p.method} answered ${r.status}${p.expectStatus ? ` (expected ${p.expectStatus})` : ''}`,
@@ -91,13 +91,14 @@ async function execute(execution: PlanExecution, index: number, action: RunbookA
 async function executeKubeStep(execution: PlanExecution, index: number, type: string): Promise<string> {
   const { plan } = execution;
   const resolved = await stepResolver.resolveKubeStep({ plan: plan.name, index });
+  const { kube: within } = stepsWithinBudget(execution.inbox.budgetEndsAt);
   const lines: string[] = [];
   // Recorded before the first call: a step that fails half way (one container of two) is undone
   // as far as it got.
   const done: ExecutedStep = { index, type, undo: [] };
   execution.executed.push(done);
   for (const [n, step] of resolved.inputs.entries()) {
-    const r = await runKubeCall(step);
+    const r = await runKubeCall(step, within);
     lines.push(describeKubeResult(r));
     const back = undoInput(step, r, resolved.revisionBefore, `${plan.name}/undo/${index}/${n}`);
     if (back) done.undo.push(back);
@@ -106,17 +107,18 @@ async function executeKubeStep(execution: PlanExecution, index: number, type: st
   return lines.join('; ');
 }
 
-export async function runKubeCall(step: KubeStepInput): Promise<KubeStepResult> {
+/** One Kubernetes call; `via`: the proxy bounded by the budget for a step (an undo takes the shared one). */
+export async function runKubeCall(step: KubeStepInput, via: typeof kube = kube): Promise<KubeStepResult> {
   switch (step.action) {
     case 'RestartDeployment':
-      return kube.kubeRestartDeployment(step.input);
+      return via.kubeRestartDeployment(step.input);
     case 'ScaleDeployment':
-      return kube.kubeScaleDeployment(step.input);
+      return via.kubeScaleDeployment(step.input);
     case 'AdjustResources':
-      return kube.kubeAdjustResources(step.input);
+      return via.kubeAdjustResources(step.input);
     case 'RollbackDeployment':
-      return kube.kubeRollbackDeployment(step.input);
+      return via.kubeRollbackDeployment(step.input);
     case 'DeletePod':
-      return kube.kubeDeletePod(step.input);
+      return via.kubeDeletePod(step.input);
   }
 }
