@@ -16,7 +16,8 @@ import {
   startAuditCheckpointer,
 } from '../store/audit';
 import { seedBuiltinRunbooks } from '../store/runbooks';
-import { provisionEscalationFile } from '../store/escalation-config';
+import { listPolicies, provisionEscalationFile } from '../store/escalation-config';
+import { unpagedIncidents } from '../domain/escalation-policy';
 import { generateToken, seedAdminToken } from '../store/tokens';
 import { ensureReconcilerSchedule } from '../operations/reconciler-schedule';
 import { ensureClusterWorkflows } from '../operations/clusters';
@@ -192,6 +193,17 @@ export async function startApi(config: Config, logger: Logger, temporal: Client)
   return listen(app, host, port);
 }
 
+/**
+ * Says once, as the worker starts, what would page nobody (docs/escalation.md, "When nobody would
+ * be paged"): an approval nobody hears of expires, an escalation nobody hears of waits. The
+ * sentences are returned too. Call after the secret key is configured (policies are sealed).
+ */
+export async function warnWhenNobodyIsPaged(config: Config, logger: Pick<Logger, 'warn'>): Promise<string[]> {
+  const missing = unpagedIncidents(await listPolicies(), !!config.FOGHORN_WEBHOOK_HOME_CHANNEL);
+  if (missing.length) logger.warn({ missing }, `${missing.join('; ')}: approvals and escalations page nobody`);
+  return missing;
+}
+
 export async function startWorker(
   config: Config,
   address: string,
@@ -209,6 +221,7 @@ export async function startWorker(
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   await ensureReconcilerSchedule(client, config.FOGHORN_TASK_QUEUE, config.FOGHORN_RECONCILE_INTERVAL);
   await ensureSecretKey(config); // activities open cluster credentials
+  await warnWhenNobodyIsPaged(config, logger);
   await ensureClusterWorkflows({ client, taskQueue: config.FOGHORN_TASK_QUEUE });
   const done = worker.run().finally(() => connection.close());
   return { worker, done };

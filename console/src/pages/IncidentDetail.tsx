@@ -39,6 +39,7 @@ export function IncidentDetail({ name }: { name: string }) {
       }
     >
       <ErrorMessage error={incident.error} />
+      <NobodyPaged path={`${path}/timeline`} />
       <Section title="Summary">
         <Facts
           items={[
@@ -177,6 +178,34 @@ function InsightSection({
         </div>
       )}
     </Section>
+  );
+}
+
+/**
+ * Said at the top when an approval or an escalation of this incident reached nobody: no policy
+ * matched and no chat home channel is set, or the policy pages nobody. The notifier puts a
+ * `Notification` event of channel `none` on the timeline (the same query as the timeline's).
+ */
+function NobodyPaged({ path }: { path: string }) {
+  const timeline = useApi<{ events: TimelineEvent[] }>(path);
+  const unheard = [
+    ...new Set(
+      (timeline.data?.events ?? [])
+        .filter((e) => e.type === 'Notification' && e.details?.channel === 'none')
+        .map((e) => e.message),
+    ),
+  ];
+  if (unheard.length === 0) return null;
+  return (
+    <div role="alert" className="message message-error">
+      <strong>Nobody was paged.</strong> Approvals and escalations of this incident reach no one until an escalation
+      policy with reachable targets matches it (or FOGHORN_WEBHOOK_HOME_CHANNEL is set):
+      <ul>
+        {unheard.map((m) => (
+          <li key={m}>{m}</li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
