@@ -279,6 +279,56 @@ async function main(): Promise<void> {
       await save(gw.client, label, kept, 'audit-export-running');
     }
 
+    // 8. The remediation budget (v1.1 on): a critical incident whose HTTP step's target refuses
+    //    connections; its budget (10m) ran out, the ladder pages L1 while the plan still runs.
+    if (parts.has('budget')) {
+      const refusing = http.createServer();
+      await new Promise<void>((r) => refusing.listen(0, '127.0.0.1', r));
+      const refused = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
+      await new Promise((r) => refusing.close(r)); // nobody listens there now
+      const created = await gw.call('POST', '/escalation-policies', {
+        token: gw.tokens.admin,
+        body: {
+          name: 'replay-budget',
+          match: { namespaces: ['budget'] },
+          levels: [{ targets: [{ channel: 'chat', chatId: 'replay-oncall' }] }],
+        },
+      });
+      if (created.status !== 201) throw new Error(`policy: ${created.status} ${JSON.stringify(created.body)}`);
+      await createRunbook(
+        runbookSpecSchema.parse({
+          name: 'replay-budget-refused',
+          category: 'custom',
+          description: 'replay recording',
+          version: '1.0.0',
+          automated: true,
+          severity: ['critical'],
+          steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${refused}/{{deployment}}` } }],
+        }),
+      );
+      const res = await gw.call('POST', '/incidents', {
+        token: gw.tokens.operator,
+        body: {
+          resource: 'Deployment/pay',
+          namespace: 'budget',
+          signalType: 'Custom',
+          severity: 'critical',
+          description: 'replay',
+        },
+      });
+      const name = res.body.metadata.name as string;
+      await untilState(name, 'Remediating');
+      const ladderStarted = async () =>
+        ((await gw.client.workflow.getHandle(name).fetchHistory()).events ?? []).some(
+          (e) => e.childWorkflowExecutionStartedEventAttributes,
+        );
+      for (let i = 0; i < 30 && !(await ladderStarted()); i++) await gw.wf.env.sleep(30_000);
+      const state = (await get(`/incidents/${name}`)).body.status?.state;
+      if (!(await ladderStarted()) || state !== 'Remediating')
+        throw new Error(`budget: ${name} is ${state}, no ladder`);
+      await save(gw.client, label, name, 'incident-budget-ladder-running');
+    }
+
     // 4. A registered cluster: its health checks and its watch, running, after the watcher
     //    opened an incident for a crash-looping Deployment.
     if (parts.has('clusters')) {
