@@ -369,6 +369,38 @@ describe('the remediation budget', () => {
     }
   });
 
+  it('under a policy that pages nobody the budget running out is only said on the timeline; giving up ends Failed', async () => {
+    await policy({
+      name: 'budget-silent',
+      match: { namespaces: ['budget-none'] },
+      levels: [],
+      remediationBudget: { low: '1m' },
+    });
+    await runbook({
+      name: 'budget-refused-low',
+      severity: ['low'],
+      targets: { signalTypes: ['Custom'], resourceKinds: ['Deployment'] },
+      steps: [{ type: 'HttpRequest', params: { method: 'POST', url: `${refused}/scale/{{deployment}}` } }],
+    });
+    try {
+      const name = await open('budget-none', 'low', 'Deployment/worker');
+      const ranOut = async () =>
+        (await timeline(name)).find((e) => e.type === 'Escalation' && /pages nobody$/.test(e.message));
+      await skipUntil(async () => !!(await ranOut()), 2 * MINUTE, 'the budget');
+      expect((await ranOut()).message).toMatch(
+        /^Remediation budget of 1m0s ran out while .*; automation continues; the escalation policy budget-silent pages nobody$/,
+      );
+      expect(await stateOf(name)).toBe('Remediating');
+      await skipUntil(async () => (await stateOf(name)) === 'Failed', 5 * MINUTE, 'Failed');
+      expect(laddersStartedAt(await history(name))).toEqual([]);
+      expect(receiver.requests.filter((r) => r.body?.incident?.name === name || r.body?.text?.includes(name))).toEqual(
+        [],
+      );
+    } finally {
+      await deleteRunbook('budget-refused-low');
+    }
+  });
+
   it("a plan waiting for approval pages its approvers at once: the policy's level 1, schedules resolved to who is on call", async () => {
     const now = Date.now();
     const schedule = await s.call('POST', '/oncall-schedules', {
