@@ -24,6 +24,7 @@ import { seedAuditChain } from '../fixtures/audit-chain';
 import { chatWorkflowId } from '../../workflows/chat-messages';
 import { useTestSecretKey } from '../clusters/fixtures';
 import { useGateway } from '../harness/gateway';
+import { markRevision } from '../fixtures/revisions';
 import { deploymentManifest, useKube, waitFor } from '../harness/kube';
 
 const OUT = path.join(__dirname, 'histories');
@@ -423,6 +424,14 @@ async function main(): Promise<void> {
         steady.spec!.template.spec!.containers[0].image = 'example.com/replay-steady:2';
         await apps.replaceNamespacedDeployment({ name: 'replay-steady', namespace: 'default', body: steady });
         await rolledOut('replay-steady', '2', true);
+        // What the cluster watcher would have recorded: a rollback goes only to a revision seen healthy.
+        for (const revision of [1, 2])
+          await markRevision(
+            apps,
+            { cluster: 'local', namespace: 'default', deployment: 'replay-steady' },
+            revision,
+            'Healthy',
+          );
         await runbook('replay-kube-restart-rollback', '10m', [
           { type: 'RestartDeployment', params: target },
           { type: 'RollbackDeployment', params: target },
