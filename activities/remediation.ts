@@ -5,7 +5,7 @@ import type { Config } from '../config/env';
 import { splitResource, type Severity, type TimelineEvent } from '../domain/incident';
 import { describeTarget, KUBE_ERROR_TYPES, MAX_REPLICAS, type KubeTarget } from '../domain/kube-actions';
 import type { IncidentEvidence } from '../domain/evidence';
-import { failureSignature, guidanceFrom, ruledOutBy } from '../domain/remediation-guidance';
+import { failureSignature, guidanceFrom, ruledOutBy, type RemediationGuidance } from '../domain/remediation-guidance';
 import { lastActionOn } from '../store/kube-actions';
 import { formatMemory, formatCpu, memoryBytes, cpuMillis } from '../domain/quantity';
 import {
@@ -203,12 +203,14 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
     const byName = new Map(candidates.map((r) => [r.name, r]));
     const steps = generatedSteps(insight);
     const evidence = insight?.evidence as IncidentEvidence | undefined;
-    const guidance = guidanceFrom(evidence, incident);
-    const ineffective = await ineffectiveFixes(incident);
+    const { ineffective, ruledOut } = await ineffectiveFixes(incident);
+    const found = guidanceFrom(evidence, incident);
+    // A step whose fix did not last is ruled out too: "restart, then a person if it returns".
+    const guidance = { ...found, ruledOut: { ...ruledOut, ...found.ruledOut } };
+    const guided = evidence !== undefined || Object.keys(ruledOut).length > 0;
     const runbooks = matchRunbooks(incident, candidates).map((m) => {
       const r = byName.get(m.runbook)!;
-      const held = ineffective.get(`runbook:${r.name}`);
-      const skipped = ruledOutBy(guidance, r.steps) ?? held;
+      const skipped = ineffective.get(`runbook:${r.name}`) ?? ruledOutBy(guidance, r.steps);
       return {
         name: r.name,
         tier: m.tier,
@@ -233,7 +235,7 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
           },
         }),
       llm: llmConfigured,
-      ...(evidence && { guidance }),
+      ...(guided && { guidance }),
       ...(ineffective.size > 0 && { ineffective: [...ineffective.keys()] }),
     };
   }
@@ -242,16 +244,20 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
    * The fixes that held on this workload for this failure within the hour (the failure is back,
    * so they did not really fix it): strategy key → why it is skipped.
    */
-  async function ineffectiveFixes(incident: IncidentRecord): Promise<Map<string, string>> {
+  async function ineffectiveFixes(
+    incident: IncidentRecord,
+  ): Promise<{ ineffective: Map<string, string>; ruledOut: RemediationGuidance['ruledOut'] }> {
     const held = await plansThatHeld(subjectOf(incident), new Date(Date.now() - INEFFECTIVE_WITHIN_MS));
-    const out = new Map<string, string>();
-    for (const p of held.filter((h) => h.issueRef !== incident.name && h.strategyKey))
-      if (!out.has(p.strategyKey!))
-        out.set(
-          p.strategyKey!,
-          `ineffective: plan ${p.name} (${p.strategy}) resolved ${p.issueRef} at ${new Date(p.completedAt!).toISOString()} and the same ${incident.signalType} on ${incident.resource} came back within the hour`,
-        );
-    return out;
+    const ineffective = new Map<string, string>();
+    const ruledOut: RemediationGuidance['ruledOut'] = {};
+    for (const p of held.filter((h) => h.issueRef !== incident.name && h.strategyKey)) {
+      if (ineffective.has(p.strategyKey!)) continue;
+      const why = `ineffective: plan ${p.name} (${p.strategy}) resolved ${p.issueRef} at ${new Date(p.completedAt!).toISOString()} and the same ${incident.signalType} on ${incident.resource} came back within the hour`;
+      ineffective.set(p.strategyKey!, why);
+      for (const a of p.actions)
+        if (a.type === 'RestartDeployment' || a.type === 'RollbackDeployment') ruledOut[a.type] ??= why;
+    }
+    return { ineffective, ruledOut };
   }
 
   /** Each runbook the incident matched but may not run, on its timeline with why (keyed: once). */

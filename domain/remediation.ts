@@ -1,7 +1,7 @@
 import { fingerprint } from './fingerprint';
 import type { UserRole } from './roles';
 import { canonicalJson, KUBE_ACTION_TYPES, type KubeActionType } from './kube-actions';
-import type { EvidencePlan, RemediationGuidance } from './remediation-guidance';
+import { ruledOutBy, type EvidencePlan, type RemediationGuidance } from './remediation-guidance';
 import type { ActionType, RunbookAction } from './runbook';
 
 /**
@@ -130,7 +130,8 @@ function evidenceStrategy(options: RemediationOptions, tried: readonly Strategy[
   if (g.escalate) return null;
   if (tried.some((t) => t.kind === 'evidence')) return null;
   const plan = g.plan;
-  if (!plan || !options.clusterRegistered || options.ineffective?.includes(`evidence:${plan.kind}`)) return undefined;
+  const spent = options.ineffective?.includes(`evidence:${plan?.kind}`) || (plan && ruledOutBy(g, plan.actions));
+  if (!plan || !options.clusterRegistered || spent) return undefined;
   return { kind: 'evidence', plan: plan.kind, summary: plan.summary, actions: plan.actions };
 }
 

@@ -164,14 +164,14 @@ export function recentRunbookFailures(runbook: string, since: Date): Promise<num
 export function plansThatHeld(
   subject: string,
   since: Date,
-): Promise<Pick<PlanRecord, 'name' | 'issueRef' | 'strategy' | 'strategyKey' | 'completedAt'>[]> {
+): Promise<Pick<PlanRecord, 'name' | 'issueRef' | 'strategy' | 'strategyKey' | 'completedAt' | 'actions'>[]> {
   return RemediationPlanModel.find(
     { subject, state: 'Completed', completedAt: { $gte: since } },
-    { _id: 0, name: 1, issueRef: 1, strategy: 1, strategyKey: 1, completedAt: 1 },
+    { _id: 0, name: 1, issueRef: 1, strategy: 1, strategyKey: 1, completedAt: 1, 'actions.type': 1 },
   )
     .sort({ completedAt: -1 })
     .limit(20)
-    .lean<Pick<PlanRecord, 'name' | 'issueRef' | 'strategy' | 'strategyKey' | 'completedAt'>[]>();
+    .lean<Pick<PlanRecord, 'name' | 'issueRef' | 'strategy' | 'strategyKey' | 'completedAt' | 'actions'>[]>();
 }
 
 /** Plans in flight per cluster (Pending, Executing, Verifying): the cluster view's activeRemediations. */

@@ -95,6 +95,8 @@ it('skips a fix whose failure came back within the hour, and says why on the tim
   );
   expect(options.runbooks.find((r) => r.name === 'crashloop-rollback')?.skipped).toBeUndefined();
   expect(options.ineffective).toEqual(['runbook:crashloop-restart']);
+  // What it did is ruled out for any strategy: a restart that did not last is not tried again.
+  expect(options.guidance?.ruledOut).toEqual({ RestartDeployment: restart!.skipped });
   const skipped = (await getTimeline(again.name)).filter((e) => e.type === 'RunbookMatch');
   expect(skipped.map((e) => e.message)).toEqual([`Runbook crashloop-restart skipped: ${restart!.skipped}`]);
 

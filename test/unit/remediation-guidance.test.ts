@@ -185,6 +185,12 @@ describe('choosing strategies with guidance', () => {
     );
   });
 
+  it('skips the evidence plan whose step a fix that did not last ruled out', () => {
+    const g = guidanceFrom(evidence([], [health(1, 'checkout:1', 'Healthy')], [crashing]), incident);
+    const o = options({ guidance: { ...g, ruledOut: { ...g.ruledOut, RestartDeployment: 'ineffective: …' } } });
+    expect(chooseStrategy(o, [])).toEqual({ kind: 'runbook', runbook: 'crashloop-restart', tier: 1 });
+  });
+
   it('without guidance chooses as before', () => {
     expect(chooseStrategy(options(), [])).toEqual({ kind: 'runbook', runbook: 'crashloop-restart', tier: 1 });
   });
