@@ -149,6 +149,14 @@ it('approves the pending approval with a comment, and the remediation continues'
   );
   story.approval = listed.body.items[0].name;
   await approvalAwaitingDecision(s.client, story.approval);
+  // No policy matches and no chat home channel is set: the page says the approval paged nobody.
+  await page
+    .getByRole('alert')
+    .filter({ hasText: 'Nobody was paged.' })
+    .getByText(`No notification channel is configured for approval ${story.approval} of escalation policy default`, {
+      exact: false,
+    })
+    .waitFor(UI_WAIT);
 
   const approvals = section(page, 'Approvals');
   await approvals.getByRole('link', { name: story.approval }).waitFor(UI_WAIT);
