@@ -51,7 +51,7 @@ async function verifyByHealth(execution: PlanExecution): Promise<Verdict> {
   };
   const started = Date.now();
   const first = await health.awaitTargetHealthy({ ...target, timeoutMs: windowMs });
-  if (!first.healthy) return verdict(first, `not healthy within the ${window} window: ${first.summary}`);
+  if (!first.healthy) return verdict(first, first.summary);
   const rest = windowMs - (Date.now() - started);
   if (rest > 0) await sleep(rest);
   const last = await health.awaitTargetHealthy({ ...target, timeoutMs: 0 });
