@@ -9,3 +9,6 @@ export const NEVER_BACK_INTO_FAILURE = 'foghorn-never-back-into-failure';
 
 /** Verification of a Kubernetes target is decided by its health and the failure's signature, not by signals joining. */
 export const VERIFY_BY_HEALTH = 'foghorn-verify-by-health';
+
+/** An incident's remediation has a budget per severity; when it runs out, the ladder starts beside automation. */
+export const REMEDIATION_BUDGET = 'foghorn-remediation-budget';

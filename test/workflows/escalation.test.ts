@@ -4,7 +4,7 @@ import type { temporal } from '@temporalio/proto';
 import { warnWhenNobodyIsPaged } from '../../cli/services';
 import { parseConfig } from '../../config/env';
 import type { RunbookInput } from '../../domain/runbook';
-import { REMEDIATION_BUDGET_PATCH } from '../../workflows/incident/budget';
+import { REMEDIATION_BUDGET } from '../../workflows/patches';
 import { freePort } from '../harness/ports';
 import { runbookSpecSchema } from '../../contracts/runbooks';
 import { createRunbook, deleteRunbook } from '../../store/runbooks';
@@ -151,7 +151,7 @@ const until = <T>(fn: () => Promise<T>, check: (v: T) => boolean) => s.eventuall
 function budgetStartedAt(events: HistoryEvent[]): number {
   const marker = events.find((e) => {
     const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
-    return data && (JSON.parse(Buffer.from(data).toString()) as { id: string }).id === REMEDIATION_BUDGET_PATCH;
+    return data && (JSON.parse(Buffer.from(data).toString()) as { id: string }).id === REMEDIATION_BUDGET;
   });
   if (!marker) throw new Error('the run recorded no remediation budget');
   return ms(marker.eventTime);

@@ -1,12 +1,10 @@
 import { condition, patched } from '@temporalio/workflow';
 import type { Triage } from '../../activities/incident-stages';
 import { budgetRanOutReason, remediationBudgetMs } from '../../domain/escalation-policy';
+import { REMEDIATION_BUDGET } from '../patches';
 import { startLadder } from './escalate';
 import { incidentStore } from './proxies';
 import { isResolved, type IncidentRun, type RemediationBudget } from './state';
-
-/** The patch (docs/design.md §13) under which an incident's remediation has a budget. */
-export const REMEDIATION_BUDGET_PATCH = 'foghorn-remediation-budget';
 
 /**
  * A bounded time to a human (docs/escalation.md, "The remediation budget"): from the incident's
@@ -18,7 +16,7 @@ export const REMEDIATION_BUDGET_PATCH = 'foghorn-remediation-budget';
  * reached Remediating before the patch have no budget.
  */
 export function startBudget(run: IncidentRun, triaged: Triage): void {
-  if (run.budget || !patched(REMEDIATION_BUDGET_PATCH)) return;
+  if (run.budget || !patched(REMEDIATION_BUDGET)) return;
   const ms = triaged.remediationBudgetMs ?? remediationBudgetMs({}, run.input.severity);
   const budget: RemediationBudget = {
     ms,
