@@ -70,6 +70,9 @@ describe('replay of recorded histories', () => {
         'escalation-completed',
         'chat-running', // one message per signal
         'chat-batched-running', // a batch per signal
+        'incident-kube-verifying-running', // a Kubernetes fix verifying (v1.0: signals could fail it)
+        'incident-kube-rolled-back', // a Kubernetes fix that failed (v1.0: undone; v1.1: left in place)
+        'incident-budget-ladder-running', // the budget paged L1 while the plan runs
       ]),
     );
   });
