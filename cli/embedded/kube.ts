@@ -126,7 +126,8 @@ export function kubeconfigYaml(server: string, caPem: string, token: string, use
 
 /**
  * KWOK's configuration: the stock node and pod lifecycles, with the stock `pod-ready` told to
- * leave pods labelled `sim` to our failure stages (tools/kube/stages/failures.yaml), and a
+ * leave pods labelled `sim`, and pods with the marker memory limit 64Mi, to our failure stages
+ * (tools/kube/stages/failures.yaml), and a
  * ClusterLogs giving every container an empty log (per-pod `Logs` objects override it).
  */
 function kwokConfigFile(dir: string, podLogsDir: string): string {
@@ -145,7 +146,11 @@ function kwokConfigFile(dir: string, podLogsDir: string): string {
       const stage = doc.toJS() as { metadata: { name: string }; spec: { selector: { matchExpressions: unknown[] } } };
       if (!stage) continue;
       if (stage.metadata.name === 'pod-ready')
-        stage.spec.selector.matchExpressions.push({ key: '.metadata.labels.sim', operator: 'DoesNotExist' });
+        stage.spec.selector.matchExpressions.push(
+          { key: '.metadata.labels.sim', operator: 'DoesNotExist' },
+          // the marker memory limit of foghorn-pod-oom-limit: those pods are OOM-killed instead
+          { key: '.spec.containers.[].resources.limits.memory', operator: 'NotIn', values: ['64Mi'] },
+        );
       docs.push(stage);
     }
   docs.push({
