@@ -42,7 +42,8 @@ export const SCENARIO_ENV: Readonly<Record<string, string>> = {
   FOGHORN_APPROVAL_RISK_THRESHOLD: '0',
 };
 const VERIFY_WINDOW_MS = 20_000;
-const APPROVAL_TTL_MS = 90_000;
+/** A bad deploy is rolled back and verified within ~3 minutes of the deploy plus the verification window. */
+const BAD_DEPLOY_RESOLVES_WITHIN_MS = 3 * 60_000 + VERIFY_WINDOW_MS;
 
 /** How long automation may try before level 1 is paged (docs/escalation.md), by severity. */
 export const REMEDIATION_BUDGET_MS: Readonly<Record<string, number>> = {
@@ -94,8 +95,10 @@ export interface Scenario {
   trigger(ctx: ScenarioContext): Promise<void>;
   /** Runs beside the scenario until it ends (`ctx.ended`). */
   beside?(ctx: ScenarioContext): Promise<void>;
-  /** The right final template (and anything else particular to it), as problems. */
-  check(ctx: ScenarioContext, seen: Observation): string[];
+  /** How the Deployment's final template differs from the right one. */
+  template(d: V1Deployment): string[];
+  /** Anything else particular to the scenario, as problems. */
+  check?(ctx: ScenarioContext, seen: Observation): string[];
   /**
    * Where Foghorn does not (yet) do what the scenario says is right: what it does instead, and
    * the problems that makes (patterns). They are reported, never hidden: the suite fails when
@@ -244,29 +247,34 @@ const crashLogs = (ctx: ScenarioContext) =>
 
 const containerOf = (d: V1Deployment) => d.spec!.template.spec!.containers.find((c) => c.name === 'app')!;
 
-function templateIs(
-  d: V1Deployment,
-  want: { image: string; memory: string; sim: string | undefined },
-  what = 'the final template',
-): string[] {
+function templateIs(d: V1Deployment, want: { image: string; memory: string; sim: string | undefined }): string[] {
   const c = containerOf(d);
   const problems: string[] = [];
-  if (c.image !== want.image) problems.push(`${what} runs ${c.image}, not ${want.image}`);
+  if (c.image !== want.image) problems.push(`the final template runs ${c.image}, not ${want.image}`);
   const memory = c.resources?.limits?.memory;
-  if (memory !== want.memory) problems.push(`${what} has the memory limit ${memory}, not ${want.memory}`);
+  if (memory !== want.memory) problems.push(`the final template has the memory limit ${memory}, not ${want.memory}`);
   const sim = d.spec!.template.metadata?.labels?.sim;
-  if (sim !== want.sim) problems.push(`${what} has the label sim=${sim ?? '(none)'}, not ${want.sim ?? '(none)'}`);
+  if (sim !== want.sim)
+    problems.push(`the final template has the label sim=${sim ?? '(none)'}, not ${want.sim ?? '(none)'}`);
   return problems;
 }
 
-/** Revision 1's template, healthy and without a failure label. */
+const restartedAt = (d: V1Deployment) => d.spec!.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt'];
+
+/** Revision 1's template: the image and memory limit seen healthy, no failure label. */
 const revisionOne = (d: V1Deployment) => templateIs(d, { image: 'checkout:1', memory: '512Mi', sim: undefined });
 
-/** The template is the one before the scenario (no write by Foghorn: the same generation). */
+/** Revision 1's template, restarted. */
+const restartedOne = (d: V1Deployment) => [
+  ...revisionOne(d),
+  ...(restartedAt(d) ? [] : ['the Deployment was not restarted']),
+];
+
+/** The template as the scenario left it: neither rolled back, adjusted nor restarted. */
 function untouched(d: V1Deployment, want: { image: string; sim?: string }): string[] {
   const problems = templateIs(d, { image: want.image, memory: '512Mi', sim: want.sim });
-  const restartedAt = d.spec!.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt'];
-  if (restartedAt) problems.push(`the Deployment was restarted at ${restartedAt}`);
+  const at = restartedAt(d);
+  if (at) problems.push(`the Deployment was restarted at ${at}`);
   return problems;
 }
 
@@ -285,8 +293,9 @@ export const SCENARIOS: Scenario[] = [
     forbidden: ['RestartDeployment'],
     foghornChanges: 1,
     trigger: (ctx) => rollout(ctx, { image: 'checkout:2' }, { sim: 'crashloop' }, 'deploy checkout 2'),
+    template: revisionOne,
     check: (ctx, seen) => {
-      const problems = revisionOne(seen.deployment);
+      const problems: string[] = [];
       const resolved = seen.timeline.find((e) => e.type === 'Resolved');
       const took = resolved ? Date.parse(resolved.timestamp) - ctx.changedAt : undefined;
       if (took !== undefined && took > BAD_DEPLOY_RESOLVES_WITHIN_MS)
@@ -307,8 +316,9 @@ export const SCENARIOS: Scenario[] = [
       await rollout(ctx, { image: 'checkout:2' }, { sim: 'crashloop' }, 'deploy checkout 2');
       await rollout(ctx, { image: 'checkout:3' }, { sim: 'crashloop' }, 'deploy checkout 3');
     },
+    template: revisionOne,
     check: (_ctx, seen) => {
-      const problems = revisionOne(seen.deployment);
+      const problems: string[] = [];
       for (const e of actions(seen.timeline, 'RollbackDeployment')) {
         const to = /template of revision (\d+)/.exec(e.details.result ?? '')?.[1];
         if (to === '2' || to === '3') problems.push(`a rollback wrote revision ${to}'s template: ${e.message}`);
@@ -326,7 +336,7 @@ export const SCENARIOS: Scenario[] = [
     forbidden: ['RestartDeployment'],
     foghornChanges: 1,
     trigger: (ctx) => rollout(ctx, { image: 'chekout:1' }, { sim: 'imagepull' }, 'retag'),
-    check: (_ctx, seen) => revisionOne(seen.deployment),
+    template: revisionOne,
   },
   {
     id: 4,
@@ -338,7 +348,7 @@ export const SCENARIOS: Scenario[] = [
     forbidden: ['RestartDeployment', 'RollbackDeployment'],
     foghornChanges: 1,
     trigger: (ctx) => rollout(ctx, { resources: { limits: { memory: OOM_MARKER_LIMIT } } }, {}, 'trim memory'),
-    check: (_ctx, seen) => revisionOne(seen.deployment),
+    template: revisionOne,
   },
   {
     id: 5,
@@ -353,17 +363,12 @@ export const SCENARIOS: Scenario[] = [
       await crashLogs(ctx);
       await crashPods(ctx);
     },
-    check: (ctx, seen) => {
-      const problems = revisionOne(seen.deployment);
-      if (!seen.deployment.spec!.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt'])
-        problems.push('the Deployment was not restarted');
-      return problems;
-    },
+    template: restartedOne,
   },
   {
     id: 6,
     name: 'restart-fails',
-    title: 'crash with no change, the crash returns after the restart',
+    title: 'crash with no change, back after the restart',
     approvals: 'approve',
     end: 'Escalated',
     rightStep: 'RestartDeployment',
@@ -381,11 +386,10 @@ export const SCENARIOS: Scenario[] = [
         await sleep(300);
       }
     },
+    // The restart stays (undoing it would run the crashing template again): one restart, nothing after.
+    template: restartedOne,
     check: (_ctx, seen) => {
-      // The restart stays (undoing it would run the crashing template again): one restart, nothing after.
-      const problems = templateIs(seen.deployment, { image: 'checkout:1', memory: '512Mi', sim: undefined });
-      if (!seen.deployment.spec!.template.metadata?.annotations?.['kubectl.kubernetes.io/restartedAt'])
-        problems.push('the Deployment was not restarted');
+      const problems: string[] = [];
       const plan = seen.plans[0];
       if (plan && !['Failed', 'RolledBack'].includes(plan.state))
         problems.push(`the restart plan ended ${plan.state}, not Failed`);
@@ -416,11 +420,8 @@ export const SCENARIOS: Scenario[] = [
       await sleep(2_000);
       await crashPods(ctx);
     },
-    check: (ctx, seen) => {
-      const problems = untouched(seen.deployment, { image: 'checkout:1' });
-      if (seen.plans.length > 0) problems.push(`${seen.plans.length} plan(s) were made; none should be`);
-      return problems;
-    },
+    template: (d) => untouched(d, { image: 'checkout:1' }),
+    check: (_ctx, seen) => (seen.plans.length > 0 ? [`${seen.plans.length} plan(s) were made; none should be`] : []),
   },
   {
     id: 8,
@@ -466,7 +467,7 @@ export const SCENARIOS: Scenario[] = [
         60_000,
       );
       // Its pods are no longer ready, as the node lifecycle controller marks them when a node
-      // stops answering (KWOK's NotReady node keeps its pods' statuses as they were).
+      // goes silent (KWOK's NotReady node keeps its pods' statuses as they were).
       const pods = await ctx.core.listNamespacedPod({ namespace: ctx.namespace, labelSelector: 'app=checkout' });
       const now = new Date();
       for (const p of pods.items)
@@ -496,8 +497,9 @@ export const SCENARIOS: Scenario[] = [
         /^plan RP-\S+ of INC-\S+ holds a RestartDeployment$/,
       ],
     },
+    template: (d) => untouched(d, { image: 'checkout:2' }),
     check: (_ctx, seen) => {
-      const problems = untouched(seen.deployment, { image: 'checkout:2' });
+      const problems: string[] = [];
       if (seen.others.length === 0) problems.push('no incident opened on the workload whose pods went NotReady');
       for (const o of seen.others)
         for (const p of o.plans)
@@ -540,8 +542,9 @@ export const SCENARIOS: Scenario[] = [
         await sleep(500);
       }
     },
+    template: revisionOne,
     check: (ctx, seen) => {
-      const problems = revisionOne(seen.deployment);
+      const problems: string[] = [];
       const [step] = actions(seen.timeline, 'RollbackDeployment');
       const verified = seen.timeline.find((e) => e.type === 'Verification');
       if (!step || !verified) return problems;
@@ -569,8 +572,9 @@ export const SCENARIOS: Scenario[] = [
     foghornChanges: 0,
     escalation: /^Remediation plan RP-\S+ was not approved \(.*expired.*\); escalated to on-call$/,
     trigger: (ctx) => rollout(ctx, { image: 'checkout:2' }, { sim: 'crashloop' }, 'deploy checkout 2'),
-    check: (ctx, seen) => {
-      const problems = untouched(seen.deployment, { image: 'checkout:2', sim: 'crashloop' });
+    template: (d) => untouched(d, { image: 'checkout:2', sim: 'crashloop' }),
+    check: (_ctx, seen) => {
+      const problems: string[] = [];
       if (actions(seen.timeline).length > 0) problems.push('a step ran although nobody approved');
       const expired = seen.timeline.find((e) => e.type === 'ApprovalExpired');
       if (!expired) problems.push('no ApprovalExpired on the timeline');
@@ -642,8 +646,9 @@ export async function prepareWorld(world: ScenarioWorld): Promise<void> {
 export const scenarioHookSecret = WEBHOOK_SECRET;
 
 /** Approves each pending approval of the namespace with the token of its required role, as a person would. */
-async function approveAll(ctx: ScenarioContext, decided: Set<string>): Promise<void> {
+async function approveAll(ctx: ScenarioContext): Promise<void> {
   const { world, namespace } = ctx;
+  const decided = new Set<string>();
   while (!ctx.ended) {
     const pending = await getJson(world, `/approvals?namespace=${namespace}&status=pending`).catch(() => ({
       items: [],
@@ -714,8 +719,7 @@ export async function runScenario(world: ScenarioWorld, scenario: Scenario): Pro
   const helpers: Promise<unknown>[] = [];
   try {
     await setUp(ctx, scenario);
-    const decided = new Set<string>();
-    if (scenario.approvals === 'approve') helpers.push(approveAll(ctx, decided));
+    if (scenario.approvals === 'approve') helpers.push(approveAll(ctx));
     await scenario.before?.(ctx);
     const changedAt = Date.now();
     ctx.changedAt = changedAt;
@@ -753,8 +757,9 @@ export async function runScenario(world: ScenarioWorld, scenario: Scenario): Pro
     await Promise.all(helpers);
     const seen = await observe(ctx, incident);
     result.story = storyOf(seen);
-    result.metrics = measure(scenario, seen, changedAt, scenario.check(ctx, seen));
-    result.problems.push(...judge(scenario, seen), ...scenario.check(ctx, seen));
+    const template = scenario.template(seen.deployment);
+    result.metrics = measure(scenario, seen, changedAt, template.length === 0);
+    result.problems.push(...judge(scenario, seen), ...template, ...(scenario.check?.(ctx, seen) ?? []));
   } catch (err) {
     result.problems.push(`the scenario could not run: ${(err as Error).stack ?? String(err)}`);
   } finally {
@@ -929,12 +934,7 @@ function judge(scenario: Scenario, seen: Observation): string[] {
   return problems;
 }
 
-function measure(
-  scenario: Scenario,
-  seen: Observation,
-  changedAt: number,
-  templateProblems: string[],
-): ScenarioMetrics {
+function measure(scenario: Scenario, seen: Observation, changedAt: number, rightTemplate: boolean): ScenarioMetrics {
   const at = (e: Json | undefined) => (e ? Date.parse(e.timestamp) - changedAt : undefined);
   const { timeline, incident } = seen;
   const right = scenario.rightStep
@@ -947,7 +947,7 @@ function measure(
     detectionMs: Date.parse(incident.metadata.createdAt ?? incident.status.detectedAt) - changedAt,
     firstActionMs: at(right),
     endMs: at(end),
-    rightTemplate: templateProblems.length === 0,
+    rightTemplate,
   };
 }
 
@@ -992,7 +992,3 @@ export function resultTable(results: ScenarioResult[]): string {
     );
   return rows.join('\n');
 }
-
-/** The wall time scenario 1 should resolve within: ~3 minutes of the deploy plus the verification window. */
-export const BAD_DEPLOY_RESOLVES_WITHIN_MS = 3 * 60_000 + VERIFY_WINDOW_MS;
-export { APPROVAL_TTL_MS, VERIFY_WINDOW_MS };
