@@ -375,7 +375,14 @@ export function createRemediationSteps(config: Config, llmConfigured: boolean) {
     const need: ApprovalNeed =
       strategy.kind === 'agentic'
         ? { required: false, requiredRole: 'operator', reasons: [] } // each proposed action is gated instead
-        : approvalNeed({ risk, threshold: settings.riskThreshold, runbook, recentFailures, coolDown });
+        : approvalNeed({
+            risk,
+            threshold: settings.riskThreshold,
+            runbook,
+            recentFailures,
+            coolDown,
+            rollsBack: strategy.kind === 'evidence' && actions.some((a) => a.type === 'RollbackDeployment'),
+          });
     const now = new Date();
     return createPlanOnce({
       name: await allocateName('RP', now),

@@ -68,11 +68,8 @@ export function guidanceFrom(
   const notReady = e.nodes.filter((n) => n.ready !== 'True').map((n) => n.name);
   if (s?.type === 'NodeCondition' || incident.signalType === 'NodeNotReady' || notReady.length > 0) {
     const nodes = notReady.length > 0 ? notReady.join(', ') : (s?.resource.replace(/^Node\//, '') ?? 'its node');
-    return {
-      ruledOut: {
-        RollbackDeployment: `node ${nodes} is not Ready: the node, not the workload's revision, explains the failure`,
-      },
-    };
+    const why = `node ${nodes} is not Ready: the node, not the workload, explains the failure`;
+    return { ruledOut: { RollbackDeployment: why, RestartDeployment: `${why}; restarted pods cannot run there` } };
   }
   if (s?.type === 'Config')
     return {
@@ -83,7 +80,7 @@ export function guidanceFrom(
       escalate: `${s.resource} changed ${leadText(s.leadMs)} the first failure (${s.summary}); no revision of ${incident.resource} reverts it and a restart reads it again: revert the change by hand (evidence ${s.evidence})`,
     };
   if (s?.type === 'Rollout' && s.resource === incident.resource && workload) {
-    const after = `the failure began ${leadText(s.leadMs)} revision ${s.revision} rolled out`;
+    const after = `revision ${s.revision} rolled out ${leadText(s.leadMs)} the failure began`;
     const ruledOut = { RestartDeployment: `${after}: a restart runs the same template again` };
     const lowered = loweredMemory(e, s.change);
     const oom = e.pods.some((p) => p.lastTermination?.reason === 'OOMKilled') || incident.signalType === 'OOMKilled';
@@ -143,7 +140,6 @@ export function ruledOutBy(guidance: RemediationGuidance, steps: readonly { type
   }
   return undefined;
 }
-
 
 const SIGNATURE_REASONS = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'OOMKilled', 'Error']);
 

@@ -217,9 +217,12 @@ export function approvalNeed(input: {
   recentFailures?: number;
   /** Another rollout change reached the workload within the cool-down (ROLLOUT_COOL_DOWN_MS). */
   coolDown?: string;
+  /** The plan rolls a release back (the evidence's rollback): as the built-in rollback runbooks, a person confirms. */
+  rollsBack?: boolean;
 }): ApprovalNeed {
   const reasons: string[] = [];
   if (input.coolDown) reasons.push(input.coolDown);
+  if (input.rollsBack) reasons.push('a rollback discards a release someone shipped: a person confirms it');
   const r = input.runbook;
   if (r?.approvalRequired) reasons.push(`runbook ${r.name} requires approval`);
   if (r && !r.automated) reasons.push(`runbook ${r.name} is manual (not automated)`);

@@ -70,6 +70,10 @@ export function chooseRollbackTarget(input: {
 }): RollbackChoice {
   const { deployment, currentVersion, candidates, health } = input;
   const verdictOf = (c: RollbackCandidate) => versionVerdict(recordsOf(c.version, candidates, health));
+  const older = candidates.filter((c) => c.version !== currentVersion).sort((a, b) => b.revision - a.revision);
+  const newestHealthy = older.find((c) => verdictOf(c).state === 'Healthy');
+  const healthyText = (c: RollbackCandidate, at: Date) =>
+    `${describe(c)}, ${c === newestHealthy ? 'the newest revision' : 'a revision'} Foghorn saw healthy (at ${at.toISOString()})`;
   if (input.toRevision !== undefined) {
     const named = candidates.find((c) => c.revision === input.toRevision);
     if (!named) return { ok: false, reason: `revision ${input.toRevision} of deployment ${deployment} not found` };
@@ -84,18 +88,15 @@ export function chooseRollbackTarget(input: {
         ok: false,
         reason: `${describe(named)} of deployment ${deployment} is known to fail (${verdict.signal} at ${verdict.at.toISOString()}): Foghorn never rolls back to it`,
       };
-    return { ok: true, target: named, verdict, reason: `${describe(named)}, the revision the step names` };
+    const reason =
+      verdict.state === 'Healthy'
+        ? healthyText(named, verdict.at)
+        : `${describe(named)}, the revision the step names (Foghorn has not seen it run)`;
+    return { ok: true, target: named, verdict, reason };
   }
-  const older = candidates.filter((c) => c.version !== currentVersion).sort((a, b) => b.revision - a.revision);
-  for (const c of older) {
-    const verdict = verdictOf(c);
-    if (verdict.state === 'Healthy')
-      return {
-        ok: true,
-        target: c,
-        verdict,
-        reason: `${describe(c)}, the newest revision Foghorn saw healthy (at ${verdict.at.toISOString()})`,
-      };
+  if (newestHealthy) {
+    const verdict = verdictOf(newestHealthy) as Extract<VersionVerdict, { state: 'Healthy' }>;
+    return { ok: true, target: newestHealthy, verdict, reason: healthyText(newestHealthy, verdict.at) };
   }
   const seen = older.map((c) => `${c.revision} ${verdictOf(c).state.toLowerCase()}`);
   return {

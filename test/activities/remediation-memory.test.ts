@@ -168,3 +168,25 @@ it('removes a retired built-in runbook nobody edited, and keeps an edited one', 
   await seedBuiltinRunbooks();
   expect(await RunbookModel.countDocuments({ name: 'crashloop-restart-then-rollback' })).toBe(1);
 });
+
+it('a rollback the evidence calls for asks a person, whatever its risk', async () => {
+  const incident = await open('Deployment/orders');
+  const plan: PreparedPlan = await new MockActivityEnvironment().run(() =>
+    steps.prepare(incident, {
+      attempt: 1,
+      strategy: {
+        kind: 'evidence',
+        plan: 'rollback',
+        summary: 'roll back to revision 1 (app=orders:1), the last revision seen healthy',
+        actions: [{ type: 'RollbackDeployment', params: {} }],
+      },
+    }),
+  );
+  expect(plan.strategy).toBe(
+    'from the evidence: roll back to revision 1 (app=orders:1), the last revision seen healthy',
+  );
+  expect(plan.approval).toMatchObject({
+    required: true,
+    reasons: expect.arrayContaining(['a rollback discards a release someone shipped: a person confirms it']),
+  });
+});

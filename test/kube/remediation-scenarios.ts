@@ -99,12 +99,6 @@ export interface Scenario {
   template(d: V1Deployment): string[];
   /** Anything else particular to the scenario, as problems. */
   check?(ctx: ScenarioContext, seen: Observation): string[];
-  /**
-   * Where Foghorn does not (yet) do what the scenario says is right: what it does instead, and
-   * the problems that makes (patterns). They are reported, never hidden: the suite fails when
-   * any other problem shows, and when these are gone (then this goes too).
-   */
-  knownGap?: { what: string; problems: RegExp[] };
 }
 
 export interface ScenarioContext {
@@ -429,7 +423,7 @@ export const SCENARIOS: Scenario[] = [
     title: 'a node goes NotReady under the workload',
     approvals: 'approve',
     end: 'Escalated',
-    forbidden: ['RollbackDeployment'],
+    forbidden: ['RollbackDeployment', 'RestartDeployment'],
     foghornChanges: 0,
     escalation: /escalated to on-call$/,
     incident: { resource: `Node/${DOWN_NODE}` },
@@ -486,16 +480,6 @@ export const SCENARIOS: Scenario[] = [
           },
           strategic,
         );
-    },
-    knownGap: {
-      what:
-        'the evidence rules out only a rollback when a node is NotReady: the crash-loop restart runbook (tier 3) and ' +
-        "then the insight's generated runbook each restart the Deployment, whose new pods cannot leave the node",
-      problems: [
-        /^Foghorn changed the template [1-9]\d* time\(s\), not 0: Restart \d+/,
-        /^the Deployment was restarted at /,
-        /^plan RP-\S+ of INC-\S+ holds a RestartDeployment$/,
-      ],
     },
     template: (d) => untouched(d, { image: 'checkout:2' }),
     check: (_ctx, seen) => {

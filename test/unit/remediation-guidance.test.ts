@@ -42,7 +42,7 @@ describe('guidanceFrom', () => {
     const g = guidanceFrom(badDeploy(), incident);
     expect(g.plan).toMatchObject({ kind: 'rollback', actions: [{ type: 'RollbackDeployment', params: {} }] });
     expect(g.plan!.summary).toMatch(
-      /^roll back to revision 1 \(app=checkout:1\), the last revision seen healthy: the failure began 6s before revision 2 rolled out/,
+      /^roll back to revision 1 \(app=checkout:1\), the last revision seen healthy: revision 2 rolled out 6s before the failure began \(evidence E1\)$/,
     );
     expect(g.ruledOut.RestartDeployment).toContain('a restart runs the same template again');
     expect(g.escalate).toBeUndefined();
@@ -99,7 +99,7 @@ describe('guidanceFrom', () => {
     expect(g.ruledOut).toMatchObject({ RollbackDeployment: expect.any(String), RestartDeployment: expect.any(String) });
   });
 
-  it('a node NotReady: no workload rollback', () => {
+  it('a node NotReady: no workload rollback or restart', () => {
     const e = evidence(
       [nodeConditionChange('c', 'node-a', 'Ready', 'True', 'False', 'KubeletNotReady', before(40))],
       [],
@@ -110,6 +110,7 @@ describe('guidanceFrom', () => {
     expect(g.plan).toBeUndefined();
     expect(g.escalate).toBeUndefined();
     expect(g.ruledOut.RollbackDeployment).toMatch(/^node node-a is not Ready/);
+    expect(g.ruledOut.RestartDeployment).toMatch(/restarted pods cannot run there$/);
   });
 
   it('a crash with no change: restart once, rollback ruled out', () => {

@@ -128,7 +128,15 @@ describe('chooseRollbackTarget', () => {
   it('takes a named revision unless it fails or runs the current template', () => {
     const r3 = candidate(3, 'checkout:3');
     const records = [health(r2, 'Failed', 60)];
-    expect(choose(r3, [r1, r2, r3], records, 1)).toMatchObject({ ok: true, target: { revision: 1 } });
+    const named = choose(r3, [r1, r2, r3], records, 1);
+    expect(named).toMatchObject({ ok: true, target: { revision: 1 } });
+    if (named.ok)
+      expect(named.reason).toBe(
+        'revision 1 (app=checkout:1), the revision the step names (Foghorn has not seen it run)',
+      );
+    const pinned = choose(r3, [r1, r2, r3], [...records, health(r1, 'Healthy')], 1);
+    if (pinned.ok)
+      expect(pinned.reason).toMatch(/^revision 1 \(app=checkout:1\), the newest revision Foghorn saw healthy \(at /);
     expect(choose(r3, [r1, r2, r3], records, 2)).toMatchObject({
       ok: false,
       reason: expect.stringContaining('is known to fail (CrashLoopBackOff'),

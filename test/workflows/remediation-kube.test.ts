@@ -158,7 +158,7 @@ it('the only revision crashes: no restart, no rollback, a person paged at once w
   expect(await plans(name)).toEqual([]);
   const events = await timeline(name);
   expect(events.find((e) => e.type === 'Escalation').message).toMatch(
-    /^the failure began .* revision 1 rolled out, but Foghorn saw no earlier revision of Deployment\/broken healthy: no rollback \(evidence E\d+\); escalated to on-call$/,
+    /^revision 1 rolled out .* the failure began, but Foghorn saw no earlier revision of Deployment\/broken healthy: no rollback \(evidence E\d+\); escalated to on-call$/,
   );
   // Both crash-loop runbooks were matched and skipped, each saying why.
   const skipped = events.filter((e) => e.type === 'RunbookMatch' && e.details.skipped).map((e) => e.message);
