@@ -536,9 +536,9 @@ async function adjustResources(raw: AdjustResourcesInput): Promise<AdjustResourc
 }
 
 /**
- * A rollback to the revision chosen once (rollbackIntent). A retry of a pending key sends its template again: the server
- * stores nothing new for an equal template, and comparing templates with the server's
- * defaults filled in is not worth the risk of a wrong "already there".
+ * A rollback to the revision chosen once (rollbackIntent). A retry of a pending key whose
+ * template already runs (the same version: the intent's template is the ReplicaSet's, defaulted
+ * by the server as the Deployment's is) does not send it again.
  */
 async function rollbackDeployment(raw: RollbackDeploymentInput): Promise<RollbackDeploymentResult> {
   const input = parseInput(rollbackDeploymentInput, raw);
@@ -554,6 +554,11 @@ async function rollbackDeployment(raw: RollbackDeploymentInput): Promise<Rollbac
       await writeRollback(apps, target, template);
       return { revision, images: imagesOf(template), ...(reason && { reason }) };
     },
+    applied: async ({ revision, template, reason }) =>
+      templateVersion(asPodTemplate((await readDeployment(apps, target)).spec?.template)) ===
+      templateVersion(asPodTemplate(template))
+        ? { revision, images: imagesOf(template), ...(reason && { reason }) }
+        : undefined,
   });
 }
 

@@ -27,10 +27,10 @@ import { useSplitStack, type SplitStack } from '../harness/split-stack';
  * B. The worker dies while the plan is Verifying, in the health wait: the wait is retried on the
  *    new worker, the verification succeeds once, nothing is written again.
  * Either way the incident is Resolved by system. Only outcomes are asserted, never durations.
- * Not covered: a kill after the API server stored the write but before the key is marked done.
- * The rollback has no "already applied" read (activities/kube-actions.ts), so the new worker
- * sends the same template again: nothing new is stored (generation and revision unchanged), but
- * the API server audits a second patch.
+ * A kill after the API server stored the write but before the key is marked done is met by the
+ * rollback's "already applied" read (activities/kube-actions.ts): the new worker finds the
+ * template in place and sends nothing (not driven here: the proxy holds writes, it does not
+ * let one through and then cut the worker off).
  */
 
 jest.setTimeout(20 * 60_000);
