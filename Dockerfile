@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 
 # ---- build: install all deps, compile TypeScript to dist/, then drop devDependencies ----
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 
 # Dependency layer first so it is cached across source-only changes. `--ignore-scripts`: the
@@ -15,7 +15,7 @@ RUN npm run build \
  && npm prune --omit=dev
 
 # ---- runtime: compiled output + production node_modules only, as the unprivileged user ----
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 

@@ -4,6 +4,8 @@ import type { KubeErrorFacts } from '../../domain/kube-actions';
 // The type lives in domain/ (classifyKubeError reads it); re-exported so callers import one module.
 export type { KubeErrorFacts } from '../../domain/kube-actions';
 
+const UNDICI_TIMEOUTS = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 /**
  * What a failed client-node call says, as facts that carry no request data: the HTTP status
  * and the API server's Status (`reason`, `message`) of an ApiException, or the network failure
@@ -36,6 +38,9 @@ export function kubeErrorFacts(err: unknown): KubeErrorFacts {
   // client-node's Watch rejects a refused watch with a plain Error carrying `statusCode`.
   if (typeof e.statusCode === 'number') return { status: e.statusCode };
   if (e.name === 'AbortError' || e.name === 'TimeoutError' || e.type === 'aborted') return { reason: 'Timeout' };
+  // undici (client-node's fetch) gives up on a connection or TLS handshake that never completes
+  // before the per-call abort: the server did not answer in time, as for the abort.
+  if (typeof e.cause?.code === 'string' && UNDICI_TIMEOUTS.has(e.cause.code)) return { reason: 'Timeout' };
   // node-fetch's FetchError carries the socket error (ECONNREFUSED, ECONNRESET, ENOTFOUND, …) as
   // `code`; fetch-style errors carry it on `cause`.
   if (typeof e.code === 'string') return { reason: e.code };

@@ -24,5 +24,9 @@ describe('kubeErrorFacts', () => {
       reason: 'ECONNRESET',
     });
     expect(kubeErrorFacts(Object.assign(new Error('aborted'), { name: 'AbortError' }))).toEqual({ reason: 'Timeout' });
+    // undici's own deadline on a TLS handshake that never completes
+    expect(kubeErrorFacts(new TypeError('fetch failed', { cause: { code: 'UND_ERR_CONNECT_TIMEOUT' } }))).toEqual({
+      reason: 'Timeout',
+    });
   });
 });
