@@ -20,7 +20,7 @@ const POCKETSPHINX_MODEL = {
   dict: join(MODEL_DIR, 'cmudict-en-us.dict'),
 };
 const POCKETSPHINX_PACKAGES =
-  'Voice transcription with FOGHORN_STT=pocketsphinx needs the Debian packages pocketsphinx, pocketsphinx-en-us and sox (apt-get install pocketsphinx pocketsphinx-en-us sox; npm run bootstrap installs them)';
+  'Voice transcription with FOGHORN_STT=pocketsphinx needs the Debian packages pocketsphinx, pocketsphinx-en-us and sox (apt-get install pocketsphinx pocketsphinx-en-us sox; npm start installs them when FOGHORN_STT=pocketsphinx is set)';
 // Both fit in the agent turn's 5-minute activity timeout.
 const CONVERT_TIMEOUT_MS = 60_000;
 const RECOGNISE_TIMEOUT_MS = 180_000;

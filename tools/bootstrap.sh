@@ -25,7 +25,7 @@ apt_install() {
   local what="$1" ready="$2"; shift 2
   "$ready" && return 0
   command -v apt-get >/dev/null 2>&1 \
-    || die "$what needs the Debian packages $*, and apt-get is not available to install them"
+    || die "$what needs the Debian packages $*; apt-get is not available here: install them by hand"
   local as_root=()
   if [ "$(id -u)" -ne 0 ]; then
     command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null \
@@ -45,13 +45,19 @@ apt_install() {
   "$ready" || die "apt-get finished, yet $what is still not usable ($ready)"
 }
 
-# FOGHORN_STT=pocketsphinx transcribes voice messages locally (pocketsphinx, its en-us model,
-# sox to convert the audio); the tests speak with espeak-ng.
-speech_ready() {
+# Optional features install nothing unless switched on. FOGHORN_STT=pocketsphinx transcribes
+# voice messages locally (pocketsphinx, its en-us model, sox to convert the audio); `--test`
+# needs them too, and espeak-ng to speak the test messages.
+transcriber_ready() {
   command -v pocketsphinx_continuous >/dev/null 2>&1 && command -v sox >/dev/null 2>&1 \
-    && command -v espeak-ng >/dev/null 2>&1 && [ -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ]
+    && [ -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ]
 }
-apt_install "voice transcription" speech_ready pocketsphinx pocketsphinx-en-us sox espeak-ng
+speech_ready() { transcriber_ready && command -v espeak-ng >/dev/null 2>&1; }
+if [ "${1:-}" = "--test" ]; then
+  apt_install "the voice tests" speech_ready pocketsphinx pocketsphinx-en-us sox espeak-ng
+elif [ "${FOGHORN_STT:-}" = "pocketsphinx" ]; then
+  apt_install "FOGHORN_STT=pocketsphinx (local voice transcription)" transcriber_ready pocketsphinx pocketsphinx-en-us sox
+fi
 
 # `--test` (npm test): the console's browser tests drive Debian's Chromium through Playwright
 # (browser downloads are impossible here); `npm start` does not need a browser.
