@@ -51,6 +51,8 @@ export interface AppOptions {
   auditExportSyncLimit?: number;
   /** The Temporal Web UI page of the namespace, for the console's workflow links (none when absent). */
   temporalUi?: string;
+  /** Proxies trusted to name the caller (FOGHORN_TRUST_PROXY); loopback when absent. */
+  trustProxy?: false | number | string[];
 }
 
 /** 503 before touching a route when MongoDB is down, so callers get Retry-After, not a hang. */
@@ -67,7 +69,7 @@ export function createApp(options: AppOptions): express.Express {
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', options.trustProxy ?? ['loopback']);
   const metrics = createMetrics();
   registerStoreMetrics(metrics.registry);
   registerTemporalMetrics(metrics.registry, options.temporal);

@@ -188,6 +188,7 @@ export async function startApi(config: Config, logger: Logger, temporal: Client)
     pagerDutyUrl: config.FOGHORN_PAGERDUTY_URL,
     slaTargets: config.FOGHORN_SLA_TARGETS,
     temporalUi: temporalUiNamespaceUrl(config),
+    trustProxy: config.FOGHORN_TRUST_PROXY,
   });
   const { host, port } = config.FOGHORN_API_ADDR;
   return listen(app, host, port);

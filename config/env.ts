@@ -1,3 +1,4 @@
+import { isIP } from 'net';
 import { z } from 'zod';
 import { parseDuration } from '../domain/duration';
 import { USER_ROLES } from '../domain/roles';
@@ -48,8 +49,50 @@ export const DEFAULT_TEMPORAL_MEMORY = '320MiB';
 /** V8's heap limit for each of the dev worker's isolates, in MiB: a bound on the workflow cache's memory. */
 export const DEFAULT_WORKER_HEAP_MIB = 768;
 
+/** Express's names for address ranges, accepted beside addresses and CIDRs in FOGHORN_TRUST_PROXY. */
+const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** `10.0.0.0/8`, `::1`, `fd00::/8`, or one of Express's range names. */
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.has(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * Which proxies in front of the API may name the caller (X-Forwarded-For), so audit records'
+ * `sourceIP` and the rate limit see the caller, not the ingress: `false` (none: the peer
+ * address), a hop count (that many proxies, e.g. `1` behind one ingress), or comma-separated
+ * addresses, CIDRs and Express's range names (`loopback`, `linklocal`, `uniquelocal`).
+ * `true` is refused: it would let any client choose its own `sourceIP`.
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .transform((value, ctx): false | number | string[] => {
+    if (value === 'false' || value === '0') return false;
+    if (/^\d+$/.test(value)) return Number(value);
+    const entries = value.split(',').map((e) => e.trim());
+    const bad = entries.filter((e) => !isProxyAddress(e));
+    if (value === 'true' || bad.length > 0) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.custom,
+        message:
+          value === 'true'
+            ? "true would let any client choose its sourceIP: give a hop count or the proxies' addresses"
+            : `must be false, a hop count, or addresses/CIDRs (loopback, 10.0.0.0/8, …); not ${bad.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
+
 export const configSchema = z.object({
   FOGHORN_API_ADDR: listenAddress.default(':8080'),
+  FOGHORN_TRUST_PROXY: trustProxy.default('loopback'),
   FOGHORN_BASE_PATH: z
     .string()
     .regex(/^\/[A-Za-z0-9/_-]*[A-Za-z0-9_-]$/, 'must start with / and not end with /')

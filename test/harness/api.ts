@@ -28,6 +28,7 @@ export async function useApi(
     rateLimitPerMinute?: number;
     mongo?: Awaited<ReturnType<typeof useMongo>>;
     auditExportSyncLimit?: number;
+    trustProxy?: false | number | string[];
   } = {},
 ) {
   const mongo = opts.mongo ?? (await useMongo());
@@ -38,6 +39,7 @@ export async function useApi(
     temporal: opts.temporal,
     taskQueue: opts.taskQueue ?? 'foghorn',
     ...(opts.auditExportSyncLimit !== undefined && { auditExportSyncLimit: opts.auditExportSyncLimit }),
+    ...(opts.trustProxy !== undefined && { trustProxy: opts.trustProxy }),
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
