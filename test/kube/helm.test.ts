@@ -101,6 +101,30 @@ async function canI(verb: string, resource: string, namespace?: string): Promise
   return r.stdout.trim() === 'yes';
 }
 
+type Permission = [verb: string, resource: string, namespace: string | undefined, allowed: boolean];
+
+/**
+ * Asserts what the service account may do, once the API server's RBAC caches show it: a binding
+ * just written takes a moment to count.
+ */
+async function expectPermissions(expected: Permission[]): Promise<void> {
+  const check = () =>
+    Promise.all(
+      expected.map(async ([verb, resource, ns]): Promise<Permission> => [
+        verb,
+        resource,
+        ns,
+        await canI(verb, resource, ns),
+      ]),
+    );
+  let seen: Permission[] = [];
+  await waitFor("the service account's permissions", async () => {
+    seen = await check();
+    return seen.every((p, i) => p[3] === expected[i][3]);
+  }).catch(() => undefined); // the assertion below names the difference
+  expect(seen).toEqual(expected);
+}
+
 const deployment = (component: string): Promise<V1Deployment> =>
   apps.readNamespacedDeployment({ name: `${RELEASE}-${component}`, namespace: NAMESPACE });
 
@@ -166,6 +190,15 @@ test.each([
   },
   120_000,
 );
+
+test('the dry run refuses a field the API server does not know (the check is not a formality)', async () => {
+  const rendered = await template();
+  const broken = rendered.replace(/^kind: Deployment\nmetadata:/m, 'kind: Deployment\nreplica: 2\nmetadata:');
+  expect(broken).not.toBe(rendered);
+  const r = await run(KUBECTL, ['apply', '--dry-run=server', '--validate=strict', '-f', '-'], broken);
+  expect(r.code).not.toBe(0);
+  expect(r.stderr).toMatch(/unknown field "replica"/);
+}, 120_000);
 
 test('RBAC: read-only by default; with actions enabled, exactly the writes the actions make', async () => {
   const defaults = manifests(await template());
@@ -275,11 +308,15 @@ test('helm install --wait reaches Ready: 2 API and 2 worker replicas, read-only 
   const services = await core.listNamespacedService({ namespace: NAMESPACE });
   expect(services.items.map((s) => s.metadata!.name).sort()).toEqual(['foghorn-api', 'foghorn-gateway']);
 
-  expect(await canI('watch', 'pods')).toBe(true);
-  expect(await canI('list', 'secrets')).toBe(true);
-  expect(await canI('get', 'pods/log', 'default')).toBe(true);
-  expect(await canI('patch', 'deployments.apps', 'default')).toBe(false);
-  expect(await canI('delete', 'pods', 'default')).toBe(false);
+  await expectPermissions([
+    ['watch', 'pods', undefined, true],
+    ['list', 'secrets', undefined, true],
+    ['watch', 'controllerrevisions.apps', undefined, true],
+    ['get', 'pods/log', 'default', true],
+    ['patch', 'deployments.apps', 'default', false],
+    ['patch', 'deployments.apps/scale', 'default', false],
+    ['delete', 'pods', 'default', false],
+  ]);
 }, 600_000);
 
 test('helm upgrade rolls out a new revision: 3 API replicas, a changed setting, remediation writes', async () => {
@@ -293,10 +330,12 @@ test('helm upgrade rolls out a new revision: 3 API replicas, a changed setting, 
   const api = await deployment('api');
   expect(api.metadata!.generation).toBeGreaterThan(before.metadata!.generation!);
   expect(api.spec!.template.spec!.containers[0].env!.find((e) => e.name === 'FOGHORN_LOG_LEVEL')?.value).toBe('debug');
-  // The template changed: every pod is of the new ReplicaSet, and all 3 are ready.
+  // The template changed: a new revision, every pod of its ReplicaSet, and all 3 ready.
+  const revision = (d: V1Deployment) => Number(d.metadata?.annotations?.['deployment.kubernetes.io/revision'] ?? 0);
   await waitFor('the API rollout', async () => {
     const d = await deployment('api');
     return (
+      revision(d) > revision(before) &&
       d.status?.observedGeneration === d.metadata!.generation &&
       d.status?.readyReplicas === 3 &&
       d.status?.updatedReplicas === 3 &&
@@ -305,11 +344,14 @@ test('helm upgrade rolls out a new revision: 3 API replicas, a changed setting, 
   });
   const worker = await deployment('worker');
   expect(worker.status?.readyReplicas).toBe(2);
-  expect(await canI('patch', 'deployments.apps', 'default')).toBe(true);
-  expect(await canI('patch', 'deployments.apps/scale', 'default')).toBe(true);
-  expect(await canI('delete', 'pods', 'default')).toBe(true);
-  expect(await canI('update', 'deployments.apps', 'default')).toBe(false);
-  expect(await canI('create', 'pods', 'default')).toBe(false);
+  await expectPermissions([
+    ['patch', 'deployments.apps', 'default', true],
+    ['patch', 'deployments.apps/scale', 'default', true],
+    ['delete', 'pods', 'default', true],
+    ['update', 'deployments.apps', 'default', false],
+    ['create', 'pods', 'default', false],
+    ['delete', 'deployments.apps', 'default', false],
+  ]);
   expect((await helm('history', RELEASE, '-n', NAMESPACE, '-o', 'json')).match(/"revision":/g)).toHaveLength(2);
 }, 600_000);
 
