@@ -249,6 +249,21 @@ export const configSchema = z.object({
     .regex(/^[^\s:]+:\d{1,5}$/, 'must look like host:7233')
     .optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  // TLS and API keys for a Temporal that needs them (docs/temporal.md), named as in Temporal's
+  // own samples. Files are PEM, read at start (cli/temporal-options.ts, which also checks how the
+  // settings combine); any of them, or the API key, means TLS.
+  TEMPORAL_TLS: z
+    .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+    .transform((v) => v === 'true' || v === '1')
+    .optional(),
+  TEMPORAL_TLS_CERT_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_CA_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$/, 'must be a host name such as temporal.example.com')
+    .optional(),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
   MONGODB_URI: z
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must be a URL such as mongodb://host:27017/foghorn')
@@ -271,6 +286,7 @@ export const SECRET_VARIABLES = [
   'FOGHORN_AUDIT_RETIRED_KEYS',
   'FOGHORN_SECRET_KEY',
   'FOGHORN_SECRET_RETIRED_KEYS',
+  'TEMPORAL_API_KEY',
   'MONGODB_URI', // may carry a password
 ] as const;
 const SECRET_NAMES: ReadonlySet<string> = new Set(SECRET_VARIABLES);
