@@ -2,6 +2,7 @@ import { chmod, mkdir } from 'fs/promises';
 import path from 'path';
 import { configSecrets, createLogger } from '../api/observability';
 import type { Config } from '../config/env';
+import { temporalConnectionOptions, temporalTlsRequested } from './temporal-options';
 import { redactText } from '../domain/redact';
 import { disconnectMongo } from '../store/connection';
 import { startGateway } from '../gateway/gateway';
@@ -56,6 +57,10 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
   onShutdown([() => Promise.all(steps.map((s) => s())), stopChildren]);
 
   try {
+    if (!config.TEMPORAL_ADDRESS && temporalTlsRequested(config))
+      throw new Error(
+        'TEMPORAL_TLS and the TEMPORAL_TLS_* and TEMPORAL_API_KEY settings are for an external Temporal: set TEMPORAL_ADDRESS too (the embedded dev server has no TLS)',
+      );
     let mongoUri = config.MONGODB_URI;
     if (!mongoUri) {
       const mongo = await supervise(
@@ -101,7 +106,10 @@ export async function dev(config: Config, kubeOptions?: { kubePort: number }): P
     await connectStore(mongoUri, config, logger);
     await ensureAuditKey(config, { mirrorCheckpoints: true }); // before the worker reads the key file
     const admin = await ensureAdminToken(config);
-    const temporal = await connectTemporal(temporalAddress, config.TEMPORAL_NAMESPACE);
+    const temporal = await connectTemporal(
+      temporalConnectionOptions(config, { address: temporalAddress }),
+      config.TEMPORAL_NAMESPACE,
+    );
     // Started first (bundling the workflows takes longest), ready by the time the API is.
     const starting = supervise(
       'worker',

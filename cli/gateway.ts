@@ -32,8 +32,8 @@ export function gatewayCommand(config: () => Promise<Config>): Command {
       const { configSecrets, createLogger } = await import('../api/observability');
       const { startGateway } = await import('../gateway/gateway');
       const { disconnectMongo } = await import('../store/connection');
-      const { connectStore, connectTemporal, DEFAULT_MONGODB_URI, DEFAULT_TEMPORAL_ADDRESS } =
-        await import('./services');
+      const { connectStore, connectTemporal, DEFAULT_MONGODB_URI } = await import('./services');
+      const { temporalConnectionOptions } = await import('./temporal-options');
       const { onShutdown } = await import('./shutdown');
       const logger = createLogger(cfg.FOGHORN_LOG_LEVEL, { knownSecrets: configSecrets(cfg) });
       if (!cfg.FOGHORN_WEBHOOK_ADDR) {
@@ -43,9 +43,7 @@ export function gatewayCommand(config: () => Promise<Config>): Command {
         process.exit(2);
       }
       await connectStore(cfg.MONGODB_URI ?? DEFAULT_MONGODB_URI, undefined, logger);
-      const temporal = await connectTemporal(cfg.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS, cfg.TEMPORAL_NAMESPACE, {
-        lazy: true,
-      });
+      const temporal = await connectTemporal(temporalConnectionOptions(cfg), cfg.TEMPORAL_NAMESPACE, { lazy: true });
       const running = await startGateway(cfg, temporal, logger);
       onShutdown([() => running.stop(), () => temporal.connection.close(), () => disconnectMongo()]);
     });

@@ -24,9 +24,11 @@ let loaded: Config | undefined;
 async function loadConfig(): Promise<Config> {
   const { loadConfigFromEnv } = await import('./config-loader');
   const { loadEscalationFile } = await import('./escalation-file');
+  const { temporalConnectionOptions } = await import('./temporal-options');
   loaded ??= loadConfigFromEnv(process.env);
   // A bad escalation file stops every command at once, before any server starts.
   if (loaded.FOGHORN_ESCALATION_FILE) loadEscalationFile(loaded.FOGHORN_ESCALATION_FILE);
+  temporalConnectionOptions(loaded); // so do bad Temporal TLS settings and files
   return loaded;
 }
 
@@ -62,10 +64,8 @@ program
     await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config, logger);
     await services.ensureAuditKey(config, { mirrorCheckpoints: true });
     await services.ensureAdminToken(config);
-    const temporal = await services.connectTemporal(
-      config.TEMPORAL_ADDRESS ?? services.DEFAULT_TEMPORAL_ADDRESS,
-      config.TEMPORAL_NAMESPACE,
-    );
+    const { temporalConnectionOptions } = await import('./temporal-options');
+    const temporal = await services.connectTemporal(temporalConnectionOptions(config), config.TEMPORAL_NAMESPACE);
     const server = await services.startApi(config, logger, temporal);
     const checkpointer = services.startCheckpointer(logger);
     logger.info({ addr: server.address() }, 'API listening');
@@ -97,11 +97,8 @@ program
     await services.connectStore(config.MONGODB_URI ?? services.DEFAULT_MONGODB_URI, config, logger);
     // Under foghorn dev its API process signs the checkpoints and mirrors them: one writer.
     await services.ensureAuditKey(config, { mirrorCheckpoints: !supervision });
-    const { worker, done } = await services.startWorker(
-      config,
-      config.TEMPORAL_ADDRESS ?? services.DEFAULT_TEMPORAL_ADDRESS,
-      logger,
-    );
+    const { temporalConnectionOptions } = await import('./temporal-options');
+    const { worker, done } = await services.startWorker(config, temporalConnectionOptions(config), logger);
     const checkpointer = supervision ? undefined : services.startCheckpointer(logger);
     logger[supervision ? 'debug' : 'info']({ taskQueue: config.FOGHORN_TASK_QUEUE }, 'worker running');
     onShutdown([async () => worker.shutdown(), () => done, async () => checkpointer?.stop(), () => disconnectMongo()]);
@@ -129,6 +126,8 @@ program.parseAsync(process.argv).catch(async (err: Error) => {
     console.error(err.message); // one line per problem, as for a bad variable
     process.exit(EXIT_USAGE);
   }
-  console.error(`foghorn: ${err.message}`);
+  // Redacted: an upstream error may echo a credential (the logger's known secrets included).
+  const { redactText } = await import('../domain/redact');
+  console.error(`foghorn: ${redactText(err.message)}`);
   process.exit(EXIT_FAILED);
 });

@@ -7,6 +7,7 @@ import path from 'path';
 import type { Logger } from 'pino';
 import { createApp } from '../api/app';
 import { temporalUiNamespaceUrl, type Config } from '../config/env';
+import type { TemporalConnectionOptions } from './temporal-options';
 import { connectMongo, disconnectMongo, watchMongo } from '../store/connection';
 import {
   claimAuditChain,
@@ -25,10 +26,10 @@ import { configureSecretKey, generateSecretKey } from '../store/cluster-secrets'
 import { createWorker, installRuntime } from '../worker/worker';
 import { listen } from '../gateway/server';
 import { loadEscalationFile } from './escalation-file';
+import { checkTemporalTls } from './temporal-tls';
 
-/** Defaults when no embedded server runs and nothing is configured: a local install. */
+/** The default when no embedded server runs and nothing is configured: a local install. */
 export const DEFAULT_MONGODB_URI = 'mongodb://127.0.0.1:27017/foghorn';
-export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 
 /** Runs a one-shot CLI command against the store (MONGODB_URI or the local default). */
 export async function withStore<T>(config: Config, fn: () => Promise<T>): Promise<T> {
@@ -163,16 +164,30 @@ export function startCheckpointer(logger: Logger, intervalMs = 60_000): { stop()
   });
 }
 
+/** An SDK connection error in one line that names the server (main prints it). */
+function cannotConnect(address: string, err: unknown): Error {
+  const { message, cause } = err as Error;
+  const detail = cause instanceof Error ? `${message}: ${cause.message}` : message;
+  return new Error(`cannot connect to Temporal at ${address}: ${detail.replace(/\s+/g, ' ').trim()}`);
+}
+
 /**
- * A Temporal client. `lazy` connects on first use instead of failing now: the gateway must start
- * (and store messages) during a Temporal outage; its sweeper hands them over later.
+ * A Temporal client (options: temporal-options.ts). `lazy` connects on
+ * first use instead of failing now: the gateway must start (and store messages) during a Temporal
+ * outage; its sweeper hands them over later. A refused TLS handshake fails now even so: that is
+ * configuration, not an outage.
  */
 export async function connectTemporal(
-  address: string,
+  options: TemporalConnectionOptions,
   namespace: string,
   opts: { lazy?: boolean } = {},
 ): Promise<Client> {
-  const connection = opts.lazy ? Connection.lazy({ address }) : await Connection.connect({ address });
+  await checkTemporalTls(options);
+  const connection = opts.lazy
+    ? Connection.lazy(options)
+    : await Connection.connect(options).catch((err: unknown) => {
+        throw cannotConnect(options.address, err);
+      });
   return new Client({ connection, namespace });
 }
 
@@ -207,11 +222,14 @@ export async function warnWhenNobodyIsPaged(config: Config, logger: Pick<Logger,
 
 export async function startWorker(
   config: Config,
-  address: string,
+  temporal: TemporalConnectionOptions,
   logger: Logger,
 ): Promise<{ worker: Worker; done: Promise<void> }> {
   installRuntime(logger);
-  const connection = await NativeConnection.connect({ address });
+  await checkTemporalTls(temporal);
+  const connection = await NativeConnection.connect(temporal).catch((err: unknown) => {
+    throw cannotConnect(temporal.address, err);
+  });
   const worker = await createWorker({
     config,
     connection,
