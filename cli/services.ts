@@ -172,10 +172,10 @@ function cannotConnect(address: string, err: unknown): Error {
 }
 
 /**
- * A Temporal client (options: temporal-options.ts). `lazy` connects on
- * first use instead of failing now: the gateway must start (and store messages) during a Temporal
- * outage; its sweeper hands them over later. A refused TLS handshake fails now even so: that is
- * configuration, not an outage.
+ * A Temporal client (options: temporal-options.ts). `lazy` connects on first use instead of
+ * failing now: the gateway must start (and store messages) during a Temporal outage; its sweeper
+ * hands them over later. A refused TLS handshake fails now even so: that is configuration, not an
+ * outage.
  */
 export async function connectTemporal(
   options: TemporalConnectionOptions,
