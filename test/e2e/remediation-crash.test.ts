@@ -85,13 +85,12 @@ let receiver: Awaited<ReturnType<typeof useStepReceiver>>;
 let dataDir: string;
 
 /**
- * Writes Foghorn made (not dry runs): the controller manager, the scheduler and KWOK write to
- * the same objects with their own user agents; Foghorn's client is @kubernetes/client-node
- * (node-fetch), as is this test's, which only creates.
+ * Patches Foghorn made (not dry runs): the controller manager, the scheduler and KWOK write to
+ * the same objects under their own field managers; Foghorn's patches name `foghorn`.
  */
 async function foghornWrites(filter: WriteFilter): Promise<ApiWrite[]> {
   const writes = await kube.writes(filter);
-  return writes.filter((w) => !w.dryRun && w.userAgent.startsWith('node-fetch/'));
+  return writes.filter((w) => !w.dryRun && w.fieldManager === 'foghorn');
 }
 
 const allAgents = async (name: string) => [...new Set((await kube.writes({ name })).map((w) => w.userAgent))];

@@ -65,6 +65,8 @@ export interface ApiWrite {
    * only, so for deletes this says what the client asked for in the URI, not what the server did.
    */
   dryRun: boolean;
+  /** The `fieldManager` of the request URI (Foghorn's patches name `foghorn`), or ''. */
+  fieldManager: string;
 }
 
 export type WriteFilter = Partial<Pick<ApiWrite, 'verb' | 'resource' | 'subresource' | 'name' | 'namespace'>>;
@@ -106,6 +108,7 @@ async function auditedWrites(logPath: string, filter: WriteFilter = {}): Promise
       userAgent: e.userAgent ?? '',
       code: e.responseStatus?.code ?? 0,
       dryRun: /[?&]dryRun=All(&|$)/.test(e.requestURI),
+      fieldManager: decodeURIComponent(/[?&]fieldManager=([^&]*)/.exec(e.requestURI)?.[1] ?? ''),
     });
   }
   const keys = Object.keys(filter) as (keyof WriteFilter)[];
