@@ -26,6 +26,11 @@ export const clusterWatchWorkflowId = (cluster: string) => `cluster-watch-${clus
 /** Failure types of activities that reach a cluster by name (activities/kube/client.ts). */
 export const CLUSTER_NOT_FOUND = 'ClusterNotFound';
 export const CLUSTER_CREDENTIALS_UNREADABLE = 'ClusterCredentialsUnreadable';
+/**
+ * The cluster is registered from a worker's environment (`local`), and this worker's environment
+ * has no cluster: retryable, since another worker's attempt may have it.
+ */
+export const CLUSTER_NOT_IN_THIS_WORKER = 'ClusterNotInThisWorker';
 
 const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 

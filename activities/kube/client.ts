@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import {
   CLUSTER_CREDENTIALS_UNREADABLE,
   CLUSTER_NOT_FOUND,
+  CLUSTER_NOT_IN_THIS_WORKER,
   LOCAL_CLUSTER,
   localClusterSource,
 } from '../../domain/cluster';
@@ -80,6 +81,13 @@ export async function kubeConfigFor(cluster: string): Promise<KubeConfig> {
     const local = localKubeConfig();
     if (local) return local;
   }
+  // Registered from the environment of the worker that started first: a worker whose own
+  // environment has no cluster must not end the cluster's watch and health checks for everyone.
+  if (record?.source === 'environment')
+    throw ApplicationFailure.retryable(
+      `cluster ${cluster} comes from a worker's environment (KUBECONFIG or the in-cluster service account) and this worker has none; another worker's attempt can reach it`,
+      CLUSTER_NOT_IN_THIS_WORKER,
+    );
   throw notRegistered(cluster);
 }
 

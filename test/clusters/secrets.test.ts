@@ -5,7 +5,7 @@ import path from 'path';
 import { checkClusterHealth } from '../../activities/cluster-health';
 import { kubeConfigFor } from '../../activities/kube/client';
 import { ensureSecretKey } from '../../cli/services';
-import { clusterSecretName } from '../../domain/cluster';
+import { clusterSecretName, DEFAULT_CLUSTER_NAMESPACE, LOCAL_CLUSTER } from '../../domain/cluster';
 import { parseConfig } from '../../config/env';
 import {
   configureSecretKey,
@@ -19,7 +19,7 @@ import {
   sealSecret,
   writeClusterSecret,
 } from '../../store/cluster-secrets';
-import { deleteCluster, getCluster, updateClusterStatus } from '../../store/clusters';
+import { deleteCluster, ensureEnvironmentCluster, getCluster, updateClusterStatus } from '../../store/clusters';
 import { ClusterSecretModel } from '../../store/models';
 import { useMongo } from '../harness/mongo';
 import { fakeKubeconfig, registerTestCluster, TEST_SECRET_KEY, useTestSecretKey } from './fixtures';
@@ -198,6 +198,38 @@ describe('kubeConfigFor', () => {
       message: `Cluster ${name} is not registered`,
     });
     await expect(kubeConfigFor('never-seen')).rejects.toMatchObject({ type: 'ClusterNotFound' });
+  });
+
+  it('leaves `local` to another worker when this one has no environment cluster', async () => {
+    // Every worker registers `local` from its own environment; one without KUBECONFIG must not
+    // end the watch and health checks (ClusterNotFound) that the others can run.
+    await ensureEnvironmentCluster({
+      name: LOCAL_CLUSTER,
+      namespace: DEFAULT_CLUSTER_NAMESPACE,
+      displayName: 'local (KUBECONFIG)',
+      tier: 'standard',
+      region: '',
+      kubeconfigSecret: 'KUBECONFIG',
+      source: 'environment',
+    });
+    const saved = { KUBECONFIG: process.env.KUBECONFIG, KUBERNETES_SERVICE_HOST: process.env.KUBERNETES_SERVICE_HOST };
+    try {
+      delete process.env.KUBECONFIG;
+      delete process.env.KUBERNETES_SERVICE_HOST;
+      const err = await kubeConfigFor(LOCAL_CLUSTER).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApplicationFailure);
+      expect(err).toMatchObject({ type: 'ClusterNotInThisWorker', nonRetryable: false });
+
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'foghorn-local-')), 'kubeconfig');
+      writeFileSync(file, fakeKubeconfig(), { mode: 0o600 });
+      process.env.KUBECONFIG = file;
+      expect((await kubeConfigFor(LOCAL_CLUSTER)).getCurrentUser()?.token).toBe(TOKEN);
+    } finally {
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      await deleteCluster(LOCAL_CLUSTER);
+    }
   });
 });
 
