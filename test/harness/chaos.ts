@@ -55,7 +55,8 @@ export interface ChaosOptions {
 }
 
 export interface ChaosReport {
-  target: ChaosTarget;
+  /** `replicas`: test/e2e/replicas.test.ts's stack of several APIs and workers. */
+  target: ChaosTarget | 'replicas';
   kills: number;
   alertsSent: number;
   alertsAcknowledged: number;
@@ -89,8 +90,8 @@ export interface ChaosReport {
   problems: string[];
 }
 
-const SECRET = 'chaos-webhook-secret-0123456789abcdef';
-const NAMESPACE = 'chaos';
+export const SECRET = 'chaos-webhook-secret-0123456789abcdef';
+export const NAMESPACE = 'chaos';
 const TASK_QUEUE = 'foghorn';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const random = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
@@ -235,7 +236,7 @@ async function splitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv, logFile?
  * The runbook every chaos incident matches (crash loops on a Deployment; the built-in ones need a
  * cluster, and none is registered): one HttpRequest step to `url` and a verification window.
  */
-function chaosRunbook(url: string) {
+export function chaosRunbook(url: string) {
   return {
     name: 'chaos-http-fix',
     category: 'crashloop',
@@ -250,7 +251,7 @@ function chaosRunbook(url: string) {
 }
 
 /** Approves every plan waiting for a person; an API that is down is asked again next time. */
-async function approvePending(api: string, headers: Record<string, string>): Promise<void> {
+export async function approvePending(api: string, headers: Record<string, string>): Promise<void> {
   try {
     const res = await fetch(`${api}/approvals?status=pending&namespace=${NAMESPACE}&pageSize=100`, {
       headers,
@@ -270,7 +271,7 @@ async function approvePending(api: string, headers: Record<string, string>): Pro
 }
 
 /** A firing alert whose summary carries `id`, so its timeline event can be found. */
-function alert(resource: string, id: string) {
+export function alert(resource: string, id: string) {
   const body = firingAlert(NAMESPACE, resource, id);
   body.alerts[0].annotations.summary = `crash looping [${id}]`;
   return body;
@@ -302,7 +303,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     body: JSON.stringify(chaosRunbook(steps.baseUrl)),
   });
   if (runbook.status !== 201) throw new Error(`chaos runbook: HTTP ${runbook.status} ${await runbook.text()}`);
-  const acked: { id: string; resource: string; incident: string; outcome: string }[] = [];
+  const acked: AckedAlert[] = [];
   /** Incidents an operator resolved with a 200 (others may or may not have been resolved). */
   const resolved = new Set<string>();
   const accepted: string[] = [];
@@ -420,15 +421,27 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   return report!;
 }
 
-async function account(
-  stack: Stack,
+/** One acknowledged alert: the incident its 2xx named, and whether it opened or joined it. */
+export interface AckedAlert {
+  id: string;
+  resource: string;
+  incident: string;
+  outcome: string;
+}
+
+/**
+ * Accounts for everything acknowledged (the report's counts, and a line per problem), asking the
+ * API at `stack.api` and the Temporal at `stack.temporalAddress`.
+ */
+export async function account(
+  stack: Pick<Stack, 'api' | 'temporalAddress'>,
   headers: Record<string, string>,
-  acked: { id: string; resource: string; incident: string; outcome: string }[],
+  acked: AckedAlert[],
   resolved: Set<string>,
   accepted: string[],
   receiver: Awaited<ReturnType<typeof useCallbackReceiver>>,
   steps: Awaited<ReturnType<typeof useStepReceiver>>,
-  target: ChaosTarget,
+  target: ChaosTarget | 'replicas',
   kills: number,
   sent: number,
 ): Promise<ChaosReport> {
