@@ -17,6 +17,8 @@
  *                     encoded bytes by type)
  *       [--js-profile=DIR]  (burst: V8 CPU profiles of the API and the worker, every thread, into DIR,
  *                     with the measured burst's window; read them with bench/js-profile.ts DIR)
+ *       [--replicas=APIS,WORKERS]  (separate `foghorn api` and `foghorn worker` processes instead of
+ *                     `foghorn dev`, bench/stack.ts; the incidents are posted to the APIs in turn)
  * A burst also prints each process's CPU seconds from its first post until it settled.
  */
 import './compiled';
@@ -27,7 +29,6 @@ import { loadavg, tmpdir } from 'os';
 import path from 'path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { devEnv, startDev, stopDev, waitReady, type DevProcess } from '../test/harness/dev-process';
 import type { CommandCounts } from '../store/command-counts';
 import {
   cpuBetween,
@@ -35,12 +36,12 @@ import {
   jsProfileFlags,
   monotonicMicros,
   showCpu,
-  stackCpu,
   stackProcesses,
   writeProfileWindow,
 } from './processes';
 import { percentile, runConcurrently } from './stats';
 import { flag, positional } from './args';
+import { replicasFlag, startBenchStack, type BenchStack } from './stack';
 
 const MODE = positional[0] ?? 'all';
 const COUNT = Number(positional[1] ?? 50);
@@ -56,6 +57,8 @@ const JS_PROFILE = flag('js-profile');
 // One stack's profiles and one window per directory: bench/js-profile.ts reads them as one burst.
 if (JS_PROFILE && (MODE !== 'burst' || BURSTS.length !== 1))
   throw new Error('--js-profile profiles one burst: one burst size, e.g. `burst 50 2 50`');
+if (replicasFlag() && (JS_PROFILE || COMMANDS))
+  throw new Error('--js-profile and --commands read the processes of foghorn dev: not with --replicas');
 /** The runbook's own time: Wait 1s + verification window 5s. */
 const FLOOR_MS = 6_000;
 const SETTLE_TIMEOUT_MS = 15 * 60_000;
@@ -64,7 +67,7 @@ const SETTLE_TIMEOUT_MS = 15 * 60_000;
 type Json = any;
 
 interface Stack {
-  dev: DevProcess;
+  bench: BenchStack;
   dataDir: string;
   /** Where each process writes its store command counts (`--commands`). */
   countsDir: string;
@@ -73,7 +76,8 @@ interface Stack {
   hits: string[];
   /** The embedded Temporal's address (`--events`). */
   temporal: string;
-  call: (method: string, p: string, body?: unknown) => Promise<{ status: number; body: Json }>;
+  /** A call to the first API; with `to`, to the API for the to-th request. */
+  call: (method: string, p: string, body?: unknown, to?: number) => Promise<{ status: number; body: Json }>;
 }
 
 async function startStack(): Promise<Stack> {
@@ -87,30 +91,26 @@ async function startStack(): Promise<Stack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'foghorn-bench-remediation-'));
   const countsDir = path.join(dataDir, 'store-commands');
   if (COMMANDS) mkdirSync(countsDir);
-  const env = await devEnv(dataDir);
-  const dev = await startDev(
+  const bench = await startBenchStack(
+    dataDir,
     {
-      ...env,
       ...(COMMANDS && { FOGHORN_STORE_COMMAND_COUNTS: countsDir }),
       FOGHORN_RATE_LIMIT: '1000000',
       FOGHORN_LLM_BASE_URL: '', // the rules analyzer; no agentic strategy
       FOGHORN_WEBHOOK_ADDR: '',
       KUBECONFIG: '', // no cluster: verification checks signals only
     },
-    [],
     jsProfileFlags(JS_PROFILE),
   );
-  const call = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(dev.api + p, {
+  const call = async (method: string, p: string, body?: unknown, to = 0) => {
+    const res = await fetch(bench.api(to) + p, {
       method,
-      headers: { authorization: `Bearer ${dev.token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${bench.token}`, 'content-type': 'application/json' },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     return { status: res.status, body: (await res.json()) as Json };
   };
-  const temporal = `127.0.0.1:${env.FOGHORN_TEMPORAL_PORT}`;
-  const stack: Stack = (current = { dev, dataDir, countsDir, listener, hits, temporal, call });
-  await waitReady(dev.api);
+  const stack: Stack = (current = { bench, dataDir, countsDir, listener, hits, temporal: bench.temporal, call });
   const port = (listener.address() as AddressInfo).port;
   const created = await call('POST', '/runbooks', {
     name: 'bench-http-fix',
@@ -135,20 +135,25 @@ async function startStack(): Promise<Stack> {
 
 async function stopStack(s: Stack) {
   current = undefined;
-  await stopDev(s.dev);
+  await s.bench.stop();
   await new Promise((r) => s.listener.close(r));
   rmSync(s.dataDir, { recursive: true, force: true });
 }
 
 /** Opens one incident (Custom, low: plan risk 10 + 10 for the HttpRequest, no approval). */
 async function open(s: Stack, namespace: string, i: number): Promise<void> {
-  const res = await s.call('POST', '/incidents', {
-    resource: `Deployment/svc-${i}`,
-    namespace,
-    signalType: 'Custom',
-    severity: 'low',
-    description: 'benchmark incident',
-  });
+  const res = await s.call(
+    'POST',
+    '/incidents',
+    {
+      resource: `Deployment/svc-${i}`,
+      namespace,
+      signalType: 'Custom',
+      severity: 'low',
+      description: 'benchmark incident',
+    },
+    i,
+  );
   if (res.status !== 201) throw new Error(`POST /incidents: HTTP ${res.status} ${JSON.stringify(res.body)}`);
 }
 
@@ -212,7 +217,7 @@ function report(label: string, s: Stack, incidents: Json[], plans: Json[], expec
     Object.entries(xs.reduce((m: Record<string, number>, x) => ({ ...m, [x[key]]: (m[x[key]] ?? 0) + 1 }), {}))
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
-  console.log(`\n${label} (load1 ${loadavg()[0].toFixed(1)})`);
+  console.log(`\n${s.bench.label}: ${label} (load1 ${loadavg()[0].toFixed(1)})`);
   console.log(
     `| incidents | completed | alert → Completed p50 / p95 / max | alert → plan started p50 / p95 | plan run p50 / p95 (floor 6 s) | in flight at once: peak / mean | throughput |`,
   );
@@ -235,7 +240,7 @@ type StackCommandCounts = Map<string, CommandCounts>;
 /** Each process's store commands so far, by process name (the files are a second old at most: that is waited out). */
 async function commandCounts(s: Stack): Promise<StackCommandCounts> {
   await new Promise((r) => setTimeout(r, 1_500));
-  const names = new Map(stackProcesses(s.dev.child.pid!).map((p) => [p.pid, p.name]));
+  const names = new Map(stackProcesses(s.bench.dev!.child.pid!).map((p) => [p.pid, p.name]));
   return new Map(
     readdirSync(s.countsDir).map((f) => [
       names.get(Number(path.basename(f, '.json'))) ?? f,
@@ -389,7 +394,7 @@ async function burstMode(size: number) {
       await settle(s, 'bench-warm-up', WARM);
     }
     const namespace = `bench-burst-${size}`;
-    const cpu = stackCpu(s.dev.child.pid!);
+    const cpu = s.bench.cpu();
     const commandsBefore = COMMANDS ? await commandCounts(s) : undefined;
     const before = cpu();
     const startedAt = new Date();
@@ -399,7 +404,7 @@ async function burstMode(size: number) {
     const posted = performance.now() - t0;
     const { incidents, plans } = await settle(s, namespace, size);
     const used = cpuBetween(before, cpu());
-    if (JS_PROFILE) writeProfileWindow(JS_PROFILE, s.dev.child.pid!, burstFrom, monotonicMicros());
+    if (JS_PROFILE) writeProfileWindow(JS_PROFILE, s.bench.dev!.child.pid!, burstFrom, monotonicMicros());
     report(
       `burst: ${size} incidents at once (${BURST_SENDERS} senders, all posted in ${sec(posted)}), ` +
         (WARM > 0 ? `after a warm-up burst of ${WARM}` : 'on a fresh stack'),
