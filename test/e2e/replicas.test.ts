@@ -354,12 +354,17 @@ async function planKeys(get: (p: string) => Promise<Json>, acked: AckedAlert[]):
   return problems;
 }
 
-/** `Completed 20, Failed 6` */
+/** `Completed 20, Failed: <why> 6` */
 async function planStates(get: (p: string) => Promise<Json>, acked: AckedAlert[]): Promise<string> {
   const states = new Map<string, number>();
   for (const incident of new Set(acked.map((a) => a.incident)))
-    for (const plan of (await get(`/remediations?namespace=${NAMESPACE}&incident=${incident}&pageSize=100`)).items)
-      states.set(plan.state, (states.get(plan.state) ?? 0) + 1);
+    for (const plan of (await get(`/remediations?namespace=${NAMESPACE}&incident=${incident}&pageSize=100`)).items) {
+      const result = String(plan.result ?? '')
+        .replace(/[A-Z]+-\d{8}-\d+/g, '…')
+        .replace(/svc-\d+/g, 'svc-…');
+      const why = plan.state === 'Failed' ? ` (${result.slice(0, 50)})` : '';
+      states.set(plan.state + why, (states.get(plan.state + why) ?? 0) + 1);
+    }
   return [...states].map(([state, n]) => `${state} ${n}`).join(', ');
 }
 
