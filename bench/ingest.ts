@@ -4,7 +4,7 @@
  * duplicate was folded into its resource's incident.
  * Usage: npx ts-node --transpile-only bench/ingest.ts [alertsPerRound=200] [resourcesPerRound=50] [--replicas=APIS,WORKERS]
  * With --replicas, separate `foghorn api` and `foghorn worker` processes instead of `foghorn dev`
- * (bench/stack.ts), alerts sent to the APIs in turn.
+ * (bench/stack.ts), alerts sent to each API alike (round robin).
  */
 import './compiled';
 import { mkdtempSync, rmSync } from 'fs';
@@ -70,7 +70,7 @@ async function main() {
       );
     }
   } finally {
-    await stack.stop();
+    await stack.shutdown();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -18,7 +18,7 @@
  *       [--js-profile=DIR]  (burst: V8 CPU profiles of the API and the worker, every thread, into DIR,
  *                     with the measured burst's window; read them with bench/js-profile.ts DIR)
  *       [--replicas=APIS,WORKERS]  (separate `foghorn api` and `foghorn worker` processes instead of
- *                     `foghorn dev`, bench/stack.ts; the incidents are posted to the APIs in turn)
+ *                     `foghorn dev`, bench/stack.ts; the incidents are posted to each API alike)
  * A burst also prints each process's CPU seconds from its first post until it settled.
  */
 import './compiled';
@@ -135,7 +135,7 @@ async function startStack(): Promise<Stack> {
 
 async function stopStack(s: Stack) {
   current = undefined;
-  await s.bench.stop();
+  await s.bench.shutdown();
   await new Promise((r) => s.listener.close(r));
   rmSync(s.dataDir, { recursive: true, force: true });
 }

@@ -8,7 +8,7 @@ import { cpuSeconds, stackCpu } from './processes';
  * The stack a benchmark measures: `foghorn dev` (the embedded default), or with
  * `--replicas=APIS,WORKERS` that many `foghorn api` and `foghorn worker` processes over the same
  * embedded Temporal and MongoDB-wire servers (test/harness/replica-stack.ts), as production
- * scales out. The load goes to every API in turn (`api(i)`), as a round-robin load balancer
+ * scales out. The load goes to each API alike (`api(i)`), as a round-robin load balancer
  * would send it.
  */
 export interface BenchStack {
@@ -24,7 +24,7 @@ export interface BenchStack {
   dev?: DevProcess;
   /** A reader of the CPU seconds each process has used so far, by name (as bench/processes.ts stackCpu). */
   cpu(): () => Map<string, number>;
-  stop(): Promise<void>;
+  shutdown(): Promise<void>;
 }
 
 /** `--replicas=2,2`: APIs and workers; undefined without the flag. */
@@ -55,7 +55,7 @@ export async function startBenchStack(
       temporal: `127.0.0.1:${base.FOGHORN_TEMPORAL_PORT}`,
       dev,
       cpu: () => stackCpu(dev.child.pid!),
-      stop: () => stopDev(dev),
+      shutdown: () => stopDev(dev),
     };
   }
   if (nodeFlags.length) throw new Error('node flags (--js-profile) are for foghorn dev only');
@@ -70,6 +70,6 @@ export async function startBenchStack(
       const procs = stack.processes();
       return () => new Map(procs.map((p) => [p.name, cpuSeconds(p.pid)]));
     },
-    stop: () => stack.stop(),
+    shutdown: () => stack.shutdown(),
   };
 }

@@ -87,7 +87,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await temporal?.connection.close();
-  await stack?.stop();
+  await stack?.shutdown();
   await killAll();
   expect(await survivors()).toEqual([]);
   await receiver?.stop();

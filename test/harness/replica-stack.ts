@@ -45,7 +45,7 @@ export interface ReplicaStack {
   processes(): { name: string; pid: number }[];
   /** What the Foghorn processes printed (for failure messages), the last lines of each. */
   output(): string;
-  stop(): Promise<void>;
+  shutdown(): Promise<void>;
 }
 
 export const TASK_QUEUE = 'foghorn';
@@ -139,7 +139,7 @@ export async function useReplicaStack(dataDir: string, opts: ReplicaStackOptions
       { name: 'temporal', pid: temporal.child.pid! },
     ],
     output,
-    stop: async () => {
+    shutdown: async () => {
       await Promise.all([gateway, ...apiProcs, ...workers].map((p) => p?.stop()));
       for (const s of servers.reverse()) await s.stop();
     },
