@@ -4,7 +4,14 @@
 // are now (an edit since the last build) does it run the TypeScript sources through ts-node; the
 // production image runs dist/cli/main.js directly.
 const path = require('path');
+const { unsupportedNode } = require('../tools/node-support.cjs');
 const { isCurrent } = require('../tools/build-stamp.cjs');
+
+const tooOld = unsupportedNode();
+if (tooOld) {
+  console.error(`foghorn: ${tooOld}`);
+  process.exit(1);
+}
 
 if (isCurrent('server')) {
   require(path.join(__dirname, '..', 'dist', 'cli', 'main.js'));
