@@ -277,13 +277,14 @@ export function alert(resource: string, id: string) {
   return body;
 }
 
-/** Runs the load and the kills, waits for the stack to settle, and accounts for everything. */
-export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
-  const log = opts.log ?? (() => undefined);
-  const receiver = await useCallbackReceiver(SECRET);
-  const env: NodeJS.ProcessEnv = {
+/**
+ * The environment of a chaos stack's Foghorn processes: callbacks to `callbackUrl`, the rules
+ * analyzer, no rate limit, and a reconciler quick enough to repair within the settle time.
+ */
+export function chaosEnv(callbackUrl: string): NodeJS.ProcessEnv {
+  return {
     FOGHORN_WEBHOOK_SECRET: SECRET,
-    FOGHORN_WEBHOOK_CALLBACK_URL: receiver.url,
+    FOGHORN_WEBHOOK_CALLBACK_URL: callbackUrl,
     FOGHORN_WEBHOOK_HOME_CHANNEL: '',
     FOGHORN_LLM_BASE_URL: '',
     FOGHORN_STT: '',
@@ -291,6 +292,29 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     FOGHORN_RECONCILE_INTERVAL: '5s',
     FOGHORN_RECONCILE_GRACE: '5s',
   };
+}
+
+/** What a chaos report counts when nothing was lost, doubled or left unsettled. */
+export const NOTHING_LOST = {
+  alertsLost: 0,
+  alertsDuplicated: 0,
+  namesReused: 0,
+  inconsistent: 0,
+  incompleteTimelines: 0,
+  plansUnsettled: 0,
+  stepsRepeated: 0,
+  remediationInconsistent: 0,
+  unknownToTemporal: 0,
+  workflowTasksFailing: 0,
+  chatMessagesUnanswered: 0,
+  chatMessagesAnsweredTwice: 0,
+} satisfies Partial<ChaosReport>;
+
+/** Runs the load and the kills, waits for the stack to settle, and accounts for everything. */
+export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
+  const log = opts.log ?? (() => undefined);
+  const receiver = await useCallbackReceiver(SECRET);
+  const env = chaosEnv(receiver.url);
   const stack: Stack =
     opts.target === 'worker'
       ? await splitStack(opts.dataDir, env, opts.logFile)

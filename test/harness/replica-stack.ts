@@ -1,10 +1,7 @@
 import { appendFileSync, mkdirSync } from 'fs';
-import path from 'path';
-import { startEmbeddedMongo } from '../../cli/embedded/mongo';
-import type { ServerProcess } from '../../cli/embedded/process';
-import { startEmbeddedTemporal } from '../../cli/embedded/temporal';
 import { freePort } from './ports';
 import { spawnCli, until, waitListening, waitPolling, type CliProcess } from './processes';
+import { startEmbeddedServers } from './split-stack';
 
 /**
  * Foghorn as production runs it (docs/design.md §3): several `foghorn api` and `foghorn worker`
@@ -67,11 +64,7 @@ async function waitReady(api: string, proc: CliProcess, timeoutMs = 180_000): Pr
 
 export async function useReplicaStack(dataDir: string, opts: ReplicaStackOptions = {}): Promise<ReplicaStack> {
   mkdirSync(dataDir, { recursive: true });
-  const servers: ServerProcess[] = [];
-  const mongo = await startEmbeddedMongo({ port: await freePort(), h2File: path.join(dataDir, 'mongo.h2') });
-  servers.push(mongo);
-  const temporal = await startEmbeddedTemporal({ port: await freePort(), dbFile: path.join(dataDir, 'temporal.db') });
-  servers.push(temporal);
+  const { mongo, temporal, servers } = await startEmbeddedServers(dataDir);
   const env: NodeJS.ProcessEnv = {
     FOGHORN_LOG_LEVEL: 'warn',
     ...opts.env,

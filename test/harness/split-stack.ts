@@ -32,12 +32,15 @@ export interface SplitStack {
 
 const TASK_QUEUE = 'foghorn';
 
-export async function useSplitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv): Promise<SplitStack> {
-  const servers: ServerProcess[] = [];
+/** The servers `foghorn dev` embeds, on free ports, their files in `dataDir`; `servers` to stop. */
+export async function startEmbeddedServers(dataDir: string) {
   const mongo = await startEmbeddedMongo({ port: await freePort(), h2File: path.join(dataDir, 'mongo.h2') });
-  servers.push(mongo);
   const temporal = await startEmbeddedTemporal({ port: await freePort(), dbFile: path.join(dataDir, 'temporal.db') });
-  servers.push(temporal);
+  return { mongo, temporal, servers: [mongo, temporal] as ServerProcess[] };
+}
+
+export async function useSplitStack(dataDir: string, extraEnv: NodeJS.ProcessEnv): Promise<SplitStack> {
+  const { mongo, temporal, servers } = await startEmbeddedServers(dataDir);
   const env: NodeJS.ProcessEnv = {
     FOGHORN_LOG_LEVEL: 'warn',
     ...extraEnv,
